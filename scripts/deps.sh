@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs everything rivetkit-cpp needs on Debian 12, idempotently:
+#   - C++ toolchain and libraries from Debian's packages (apt-get),
+#   - the pinned Rivet Engine and JS packages from npm into .deps/npm (git-ignored).
+# Safe to run repeatedly; it touches apt and npm only when something is missing.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+apt_packages=(
+    build-essential cmake ninja-build ccache pkg-config git
+    clang-14 libclang-rt-14-dev
+    libboost1.81-dev libboost-url1.81-dev
+    nlohmann-json3-dev libfmt-dev libspdlog-dev
+    libssl-dev libsqlite3-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    ca-certificates
+)
+# Node.js and npm: Debian's packages only when no node/npm is on the machine already (an
+# existing NodeSource node bundles npm and conflicts with Debian's npm package).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    apt_packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${apt_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+if ((${#missing[@]})); then
+    echo "deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm packages, pinned. The engine ships as a prebuilt binary inside its npm package.
+npm_dir="$root/.deps/npm"
+npm_packages=(
+    "@rivetkit/engine-cli@2.3.19"
+)
+stamp="$npm_dir/.installed"
+want="${npm_packages[*]}"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    echo "deps: npm install ${want}" >&2
+    mkdir -p "$npm_dir"
+    [[ -f "$npm_dir/package.json" ]] || echo '{"name":"rivetkit-cpp-deps","private":true}' > "$npm_dir/package.json"
+    npm install --prefix "$npm_dir" --no-audit --no-fund --save-exact "${npm_packages[@]}" >&2
+    echo "$want" > "$stamp"
+fi

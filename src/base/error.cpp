@@ -1,0 +1,185 @@
+#include "base/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <typeinfo>
+
+namespace rivetkit {
+
+Error::Error(std::string group, std::string code, std::string message,
+             std::optional<std::string> metadata_json)
+    : group_(std::move(group)),
+      code_(std::move(code)),
+      message_(std::move(message)),
+      metadata_(std::move(metadata_json)) {}
+
+Error& Error::with_actor(ActorSpecifier actor) & {
+    actor_ = std::move(actor);
+    return *this;
+}
+
+Error&& Error::with_actor(ActorSpecifier actor) && {
+    actor_ = std::move(actor);
+    return std::move(*this);
+}
+
+std::string Error::id() const { return group_ + "/" + code_; }
+
+std::string Error::to_string() const {
+    if (actor_) {
+        return fmt::format("actor {} generation {} key {}: {}: {}", actor_->actor_id,
+                           actor_->generation, actor_->key, code_, message_);
+    }
+    return fmt::format("{}: {}", code_, message_);
+}
+
+ErrorException::ErrorException(Error error) : error_(std::move(error)), what_(error_.to_string()) {}
+
+namespace {
+
+std::string json_object(std::initializer_list<std::pair<const char*, nlohmann::json>> fields) {
+    nlohmann::json obj = nlohmann::json::object();
+    for (const auto& [k, v] : fields) obj[k] = v;
+    return obj.dump();
+}
+
+bool expose_errors() {
+    const char* v = std::getenv("RIVET_EXPOSE_ERRORS");
+    return v != nullptr && std::string_view(v) == "1";
+}
+
+}  // namespace
+
+Error error_from_exception(std::exception_ptr ep) {
+    try {
+        std::rethrow_exception(ep);
+    } catch (const ErrorException& e) {
+        return e.error();
+    } catch (const std::exception& e) {
+        return errors::internal_error(e.what());
+    } catch (...) {
+        return errors::internal_error("unknown exception");
+    }
+}
+
+int public_http_status(const Error& e) noexcept {
+    const std::string_view g = e.group();
+    const std::string_view c = e.code();
+    if (g == "auth" && c == "forbidden") return 403;
+    if (g == "actor") {
+        if (c == "action_not_found") return 404;
+        if (c == "action_timed_out") return 408;
+        if (c == "aborted") return 400;
+    }
+    if (g == "message" && (c == "incoming_too_long" || c == "outgoing_too_long")) return 400;
+    if (g == "queue") {
+        static constexpr std::string_view kQueue400[] = {
+            "full",
+            "message_too_large",
+            "message_invalid",
+            "invalid_payload",
+            "invalid_completion_payload",
+            "already_completed",
+            "previous_message_not_completed",
+            "complete_not_configured",
+            "timed_out"};
+        for (auto code : kQueue400) {
+            if (c == code) return 400;
+        }
+    }
+    if (g == "user") return 400;
+    return 500;
+}
+
+bool is_public(const Error& e) noexcept { return public_http_status(e) != 500; }
+
+Error to_public(const Error& e) {
+    if (is_public(e) || expose_errors()) return e;
+    return Error("core", "internal_error", "An internal error occurred");
+}
+
+namespace errors {
+
+Error actor_starting() { return {"actor", "starting", "Actor is starting."}; }
+Error actor_not_ready() { return {"actor", "not_ready", "Actor is not ready."}; }
+Error actor_stopping() { return {"actor", "stopping", "Actor is stopping."}; }
+Error actor_destroying() { return {"actor", "destroying", "Actor is destroying."}; }
+Error actor_shutdown_timeout() { return {"actor", "shutdown_timeout", "Actor shutdown timed out."}; }
+Error actor_dropped_reply() {
+    return {"actor", "dropped_reply", "Actor reply channel was dropped without a response."};
+}
+Error actor_overloaded(std::string_view channel, std::uint64_t capacity, std::string_view operation) {
+    return {"actor", "overloaded", "Actor is overloaded.",
+            json_object({{"channel", channel}, {"capacity", capacity}, {"operation", operation}})};
+}
+Error actor_not_configured(std::string_view component) {
+    return {"actor", "not_configured",
+            fmt::format("Actor capability '{}' is not configured.", component),
+            json_object({{"component", component}})};
+}
+Error actor_not_found(std::string_view actor_id) {
+    return {"actor", "not_found", "The actor does not exist or was destroyed.",
+            json_object({{"actorId", actor_id}})};
+}
+Error actor_not_registered(std::string_view name) {
+    return {"actor", "not_registered", fmt::format("Actor '{}' is not registered.", name),
+            json_object({{"name", name}})};
+}
+Error actor_missing_input() { return {"actor", "missing_input", "Actor input is missing."}; }
+Error actor_invalid_operation(std::string_view detail) {
+    return {"actor", "invalid_operation", std::string(detail)};
+}
+Error actor_panicked(std::string_view operation) {
+    return {"actor", "panicked", fmt::format("Actor task panicked while running {}.", operation)};
+}
+Error actor_aborted() { return {"actor", "aborted", "Actor aborted"}; }
+Error actor_action_timed_out() { return {"actor", "action_timed_out", "Action timed out."}; }
+Error actor_action_not_found(std::string_view name) {
+    return {"actor", "action_not_found", fmt::format("Action '{}' not found.", name),
+            json_object({{"name", name}})};
+}
+Error actor_method_not_allowed() {
+    return {"actor", "method_not_allowed", "Method not allowed."};
+}
+Error actor_invalid_request(std::string_view detail) {
+    return {"actor", "invalid_request", std::string(detail)};
+}
+Error internal_error(std::string_view detail) {
+    if (detail.empty()) return {"core", "internal_error", "An internal error occurred"};
+    return {"core", "internal_error", "An internal error occurred", json_object({{"error", detail}})};
+}
+Error message_incoming_too_long() {
+    return {"message", "incoming_too_long", "Incoming message too long."};
+}
+Error message_outgoing_too_long() {
+    return {"message", "outgoing_too_long", "Outgoing message too long."};
+}
+Error inspector_unauthorized() {
+    return {"inspector", "unauthorized", "Inspector request requires a valid bearer token"};
+}
+Error protocol_invalid_persisted_data(std::string_view detail) {
+    return {"protocol", "invalid_persisted_data", fmt::format("Invalid persisted data: {}", detail)};
+}
+Error protocol_invalid_http_request(std::string_view detail) {
+    return {"protocol", "invalid_http_request", fmt::format("Invalid HTTP request: {}", detail)};
+}
+Error protocol_invalid_http_response(std::string_view detail) {
+    return {"protocol", "invalid_http_response", fmt::format("Invalid HTTP response: {}", detail)};
+}
+Error protocol_invalid_actor_connect_request(std::string_view detail) {
+    return {"protocol", "invalid_actor_connect_request",
+            fmt::format("Invalid actor connect request: {}", detail)};
+}
+Error protocol_unsupported_encoding(std::string_view encoding) {
+    return {"protocol", "unsupported_encoding", fmt::format("Unsupported encoding: {}", encoding),
+            json_object({{"encoding", encoding}})};
+}
+Error user(std::string_view code, std::string_view message, std::optional<std::string> metadata_json) {
+    return {"user", std::string(code), std::string(message), std::move(metadata_json)};
+}
+
+}  // namespace errors
+}  // namespace rivetkit

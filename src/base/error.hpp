@@ -1,0 +1,121 @@
+#pragma once
+// Structured errors: group, code, message, optional JSON metadata, optional actor specifier.
+//
+// Errors travel as values (`Result<T>`) through replies and channels and are never flattened to
+// strings on the way; `to_string()` is for logs and contains "code: message" as upstream's Display.
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rivetkit {
+
+// Identifies the actor generation an error came from; attached only once a generation is known.
+struct ActorSpecifier {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    std::string key;
+};
+
+class Error {
+public:
+    Error(std::string group, std::string code, std::string message,
+          std::optional<std::string> metadata_json = std::nullopt);
+
+    const std::string& group() const noexcept { return group_; }
+    const std::string& code() const noexcept { return code_; }
+    const std::string& message() const noexcept { return message_; }
+    // Metadata as JSON text, if any.
+    const std::optional<std::string>& metadata() const noexcept { return metadata_; }
+    const std::optional<ActorSpecifier>& actor() const noexcept { return actor_; }
+
+    bool is(std::string_view group, std::string_view code) const noexcept {
+        return group_ == group && code_ == code;
+    }
+
+    Error& with_actor(ActorSpecifier actor) &;
+    Error&& with_actor(ActorSpecifier actor) &&;
+
+    // "group/code" as used in logs and close reasons ("group.code" is built by the protocol layer).
+    std::string id() const;
+    // "code: message", prefixed by "actor <id> generation <g> key <k>: " when a specifier is set.
+    std::string to_string() const;
+
+    friend bool operator==(const Error& a, const Error& b) {
+        return a.group_ == b.group_ && a.code_ == b.code_ && a.message_ == b.message_ &&
+               a.metadata_ == b.metadata_;
+    }
+
+private:
+    std::string group_;
+    std::string code_;
+    std::string message_;
+    std::optional<std::string> metadata_;
+    std::optional<ActorSpecifier> actor_;
+};
+
+// Carries an Error through code that reports failures by throwing (user handlers, coroutines).
+class ErrorException : public std::exception {
+public:
+    explicit ErrorException(Error error);
+    const Error& error() const noexcept { return error_; }
+    const char* what() const noexcept override { return what_.c_str(); }
+
+private:
+    Error error_;
+    std::string what_;
+};
+
+// Turns any exception into a structured error: an ErrorException keeps its error; anything else
+// becomes core/internal_error with the original text in metadata.
+Error error_from_exception(std::exception_ptr ep);
+
+// HTTP status for an error that crosses the public boundary, per upstream's table; 500 otherwise.
+int public_http_status(const Error& error) noexcept;
+// Whether group/message/metadata may be shown to a client (otherwise masked to the internal default).
+bool is_public(const Error& error) noexcept;
+// The client-facing form: itself when public (or when RIVET_EXPOSE_ERRORS=1), else the masked
+// core/internal_error.
+Error to_public(const Error& error);
+
+namespace errors {
+// actor/*
+Error actor_starting();
+Error actor_not_ready();
+Error actor_stopping();
+Error actor_destroying();
+Error actor_shutdown_timeout();
+Error actor_dropped_reply();
+Error actor_overloaded(std::string_view channel, std::uint64_t capacity, std::string_view operation);
+Error actor_not_configured(std::string_view component);
+Error actor_not_found(std::string_view actor_id);
+Error actor_not_registered(std::string_view name);
+Error actor_missing_input();
+Error actor_invalid_operation(std::string_view detail);
+Error actor_panicked(std::string_view operation);
+Error actor_aborted();
+Error actor_action_timed_out();
+Error actor_action_not_found(std::string_view name);
+Error actor_method_not_allowed();
+Error actor_invalid_request(std::string_view detail);
+// core/*
+Error internal_error(std::string_view detail = {});
+// message/*
+Error message_incoming_too_long();
+Error message_outgoing_too_long();
+// inspector/*
+Error inspector_unauthorized();
+// protocol/*
+Error protocol_invalid_persisted_data(std::string_view detail);
+Error protocol_invalid_http_request(std::string_view detail);
+Error protocol_invalid_http_response(std::string_view detail);
+Error protocol_invalid_actor_connect_request(std::string_view detail);
+Error protocol_unsupported_encoding(std::string_view encoding);
+// user/* — errors raised deliberately by actor code
+Error user(std::string_view code, std::string_view message,
+           std::optional<std::string> metadata_json = std::nullopt);
+}  // namespace errors
+
+}  // namespace rivetkit

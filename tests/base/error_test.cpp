@@ -1,0 +1,77 @@
+#include "base/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "base/result.hpp"
+
+namespace rivetkit {
+namespace {
+
+TEST(ErrorTest, DisplayContainsCodeAndMessage) {
+    auto e = errors::actor_stopping();
+    EXPECT_EQ(e.group(), "actor");
+    EXPECT_EQ(e.code(), "stopping");
+    EXPECT_EQ(e.to_string(), "stopping: Actor is stopping.");
+    EXPECT_EQ(e.id(), "actor/stopping");
+}
+
+TEST(ErrorTest, ActorSpecifierPrefixesDisplayButKeepsFields) {
+    auto e = errors::actor_not_ready().with_actor({"actor-1", 3, "k"});
+    EXPECT_EQ(e.to_string(), "actor actor-1 generation 3 key k: not_ready: Actor is not ready.");
+    EXPECT_EQ(e.code(), "not_ready");
+    ASSERT_TRUE(e.actor().has_value());
+    EXPECT_EQ(e.actor()->generation, 3u);
+}
+
+TEST(ErrorTest, NonStructuredExceptionBecomesInternalError) {
+    auto e = error_from_exception(std::make_exception_ptr(std::runtime_error("boom")));
+    EXPECT_TRUE(e.is("core", "internal_error"));
+    EXPECT_EQ(e.message(), "An internal error occurred");
+    EXPECT_EQ(e.metadata(), R"({"error":"boom"})");
+}
+
+TEST(ErrorTest, StructuredExceptionIsPreserved) {
+    auto e = error_from_exception(std::make_exception_ptr(
+        ErrorException(errors::user("deliberate_failure", "counter failed on purpose",
+                                    R"({"reason":"test"})"))));
+    EXPECT_TRUE(e.is("user", "deliberate_failure"));
+    EXPECT_EQ(e.metadata(), R"({"reason":"test"})");
+}
+
+TEST(ErrorTest, PublicHttpStatusTable) {
+    EXPECT_EQ(public_http_status(errors::actor_action_not_found("x")), 404);
+    EXPECT_EQ(public_http_status(errors::actor_action_timed_out()), 408);
+    EXPECT_EQ(public_http_status(errors::actor_aborted()), 400);
+    EXPECT_EQ(public_http_status(errors::message_incoming_too_long()), 400);
+    EXPECT_EQ(public_http_status(Error("queue", "timed_out", "t")), 400);
+    EXPECT_EQ(public_http_status(Error("auth", "forbidden", "f")), 403);
+    EXPECT_EQ(public_http_status(errors::user("c", "m")), 400);
+    EXPECT_EQ(public_http_status(errors::actor_stopping()), 500);
+}
+
+TEST(ErrorTest, NonPublicErrorsAreMasked) {
+    auto masked = to_public(errors::actor_not_configured("kv"));
+    EXPECT_TRUE(masked.is("core", "internal_error"));
+    EXPECT_FALSE(masked.metadata().has_value());
+    auto shown = to_public(errors::user("bad", "bad input"));
+    EXPECT_TRUE(shown.is("user", "bad"));
+}
+
+TEST(ResultTest, ValueAndError) {
+    Result<int> ok = 5;
+    EXPECT_TRUE(ok.ok());
+    EXPECT_EQ(*ok, 5);
+    Result<int> bad = errors::actor_dropped_reply();
+    EXPECT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code(), "dropped_reply");
+    EXPECT_THROW((void)bad.value(), ErrorException);
+    Status s;
+    EXPECT_TRUE(s.ok());
+    Status f = errors::actor_starting();
+    EXPECT_EQ(f.error().message(), "Actor is starting.");
+}
+
+}  // namespace
+}  // namespace rivetkit
