@@ -1,0 +1,73 @@
+#pragma once
+// A growable FIFO ring. Capacity doubles when full and never shrinks, so a queue in steady state
+// (pushes balanced by pops) stops allocating once it has reached its high-water mark.
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+namespace rivetkit::rt::detail {
+
+template <typename T>
+class RingBuffer {
+public:
+    RingBuffer() = default;
+    RingBuffer(const RingBuffer&) = delete;
+    RingBuffer& operator=(const RingBuffer&) = delete;
+    ~RingBuffer() {
+        clear();
+        if (slots_ != nullptr) std::allocator<T>().deallocate(slots_, capacity_);
+    }
+
+    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_; }
+
+    void push_back(T value) {
+        if (size_ == capacity_) grow();
+        std::construct_at(slots_ + index(size_), std::move(value));
+        ++size_;
+    }
+
+    // Precondition: !empty().
+    T pop_front() {
+        T* slot = slots_ + head_;
+        T value = std::move(*slot);
+        std::destroy_at(slot);
+        head_ = index(1);
+        --size_;
+        return value;
+    }
+
+    void clear() noexcept {
+        while (size_ > 0) {
+            std::destroy_at(slots_ + head_);
+            head_ = index(1);
+            --size_;
+        }
+    }
+
+private:
+    // Capacity is a power of two, so wrapping is a mask.
+    std::size_t index(std::size_t offset) const noexcept { return (head_ + offset) & (capacity_ - 1); }
+
+    void grow() {
+        std::size_t capacity = capacity_ == 0 ? 16 : capacity_ * 2;
+        T* slots = std::allocator<T>().allocate(capacity);
+        for (std::size_t i = 0; i < size_; ++i) {
+            T* from = slots_ + index(i);
+            std::construct_at(slots + i, std::move(*from));
+            std::destroy_at(from);
+        }
+        if (slots_ != nullptr) std::allocator<T>().deallocate(slots_, capacity_);
+        slots_ = slots;
+        capacity_ = capacity;
+        head_ = 0;
+    }
+
+    T* slots_ = nullptr;
+    std::size_t capacity_ = 0;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+}  // namespace rivetkit::rt::detail

@@ -1,0 +1,170 @@
+#pragma once
+// spawn / JoinHandle (tokio::spawn, JoinHandle, JoinError).
+//
+//   auto handle = rt::spawn(executor, run_actor(...));
+//   rt::Joined<int> r = co_await handle.join();
+//
+// abort() emits terminal cancellation into the task: its current wait (ours or asio's) completes
+// with operation_aborted, the exception unwinds the frame (RAII guards run) and every later
+// co_await in it throws too. A task aborted before it first runs never executes its body.
+// Dropping a JoinHandle detaches: the task keeps running. Single-threaded (see wait_list.hpp):
+// abort() and join() are called on the task's executor thread.
+
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "runtime/suspension.hpp"
+#include "runtime/wait_list.hpp"
+#include "runtime/yield.hpp"
+
+namespace rivetkit::rt {
+
+// Thrown by Joined::value() for an aborted task.
+class JoinAborted : public std::runtime_error {
+public:
+    JoinAborted() : std::runtime_error("task was aborted") {}
+};
+
+// How a task ended (tokio's Result<T, JoinError>): its value, aborted, or failed with an exception.
+template <typename T>
+class Joined {
+public:
+    using value_type = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
+    struct Aborted {};
+
+    static Joined ok(value_type v) { return Joined(std::in_place_index<0>, std::move(v)); }
+    static Joined aborted() { return Joined(std::in_place_index<1>, Aborted{}); }
+    static Joined failed(std::exception_ptr e) { return Joined(std::in_place_index<2>, e); }
+
+    bool is_ok() const noexcept { return v_.index() == 0; }
+    bool is_aborted() const noexcept { return v_.index() == 1; }
+    bool is_failed() const noexcept { return v_.index() == 2; }
+
+    // The value; rethrows the task's exception, or throws JoinAborted.
+    value_type& value() & {
+        check();
+        return std::get<0>(v_);
+    }
+    value_type&& value() && {
+        check();
+        return std::get<0>(std::move(v_));
+    }
+    // The task's exception when is_failed(), else null.
+    std::exception_ptr exception() const noexcept {
+        return is_failed() ? std::get<2>(v_) : nullptr;
+    }
+
+private:
+    template <std::size_t I, typename A>
+    Joined(std::in_place_index_t<I> index, A&& a) : v_(index, std::forward<A>(a)) {}
+    void check() const {
+        if (is_failed()) std::rethrow_exception(std::get<2>(v_));
+        if (is_aborted()) throw JoinAborted();
+    }
+    std::variant<value_type, Aborted, std::exception_ptr> v_;
+};
+
+namespace detail {
+
+template <typename T>
+struct TaskState {
+    std::optional<Joined<T>> result;
+    bool abort_requested = false;
+    WaitList joiners;
+    boost::asio::cancellation_signal abort_signal;
+
+    void finish(Joined<T> joined) {
+        result.emplace(std::move(joined));
+        joiners.wake_all();
+    }
+};
+
+template <typename T>
+boost::asio::awaitable<void> run_task(std::shared_ptr<TaskState<T>> st,
+                                      boost::asio::awaitable<T> body) {
+    std::optional<Joined<T>> joined;
+    try {
+        // co_spawn from the io thread runs the new coroutine inline up to its first suspension;
+        // yielding first keeps spawn() from ever running the body inline, and gives an abort()
+        // issued right after spawn() the chance to stop the body before it starts.
+        co_await yield_now();
+        if (st->abort_requested) {
+            joined.emplace(Joined<T>::aborted());
+        } else if constexpr (std::is_void_v<T>) {
+            co_await std::move(body);
+            joined.emplace(Joined<T>::ok(std::monostate{}));
+        } else {
+            T value = co_await std::move(body);
+            joined.emplace(Joined<T>::ok(std::move(value)));
+        }
+    } catch (...) {
+        joined.emplace(st->abort_requested ? Joined<T>::aborted()
+                                           : Joined<T>::failed(std::current_exception()));
+    }
+    st->finish(std::move(*joined));
+}
+
+template <typename T>
+boost::asio::awaitable<Joined<T>> join_task(std::shared_ptr<TaskState<T>> st) {
+    while (!st->result) co_await wait_on(st->joiners);
+    co_return std::move(*st->result);
+}
+
+}  // namespace detail
+
+template <typename T>
+class JoinHandle {
+public:
+    JoinHandle() = default;
+    JoinHandle(JoinHandle&&) noexcept = default;
+    JoinHandle& operator=(JoinHandle&&) noexcept = default;
+    JoinHandle(const JoinHandle&) = delete;
+    JoinHandle& operator=(const JoinHandle&) = delete;
+
+    bool valid() const noexcept { return st_ != nullptr; }
+    bool is_finished() const noexcept { return st_->result.has_value(); }
+
+    // No-op once the task has finished.
+    void abort() {
+        if (st_->result || st_->abort_requested) return;
+        st_->abort_requested = true;
+        st_->abort_signal.emit(boost::asio::cancellation_type::terminal);
+    }
+
+    // How the task ended. Join once: the result is moved out.
+    boost::asio::awaitable<Joined<T>> join() { return detail::join_task(st_); }
+
+    // Readiness for rt::select: the task has finished.
+    bool ready() const noexcept { return is_finished(); }
+    detail::WaitList& waiters() noexcept { return st_->joiners; }
+
+private:
+    template <typename U>
+    friend JoinHandle<U> spawn(boost::asio::any_io_executor, boost::asio::awaitable<U>);
+    explicit JoinHandle(std::shared_ptr<detail::TaskState<T>> st) : st_(std::move(st)) {}
+
+    std::shared_ptr<detail::TaskState<T>> st_;
+};
+
+// Starts `body` on `executor` (it first runs from a posted handler, never inline).
+template <typename T>
+JoinHandle<T> spawn(boost::asio::any_io_executor executor, boost::asio::awaitable<T> body) {
+    auto st = std::make_shared<detail::TaskState<T>>();
+    auto slot = st->abort_signal.slot();
+    boost::asio::co_spawn(executor, detail::run_task<T>(st, std::move(body)),
+                          boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
+    return JoinHandle<T>(std::move(st));
+}
+
+}  // namespace rivetkit::rt

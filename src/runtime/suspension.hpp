@@ -1,0 +1,73 @@
+#pragma once
+// Suspension: one suspended wait of one coroutine, the building block of every wait in src/runtime.
+//
+// A waiting coroutine keeps a Suspension in its frame and subscribes nodes (WaitNode, TimerNode)
+// to the sources it waits on; any node firing calls wake(). The wait is an asio async operation:
+//  - it completes by posting its handler, never inline from the waker;
+//  - it honours the per-operation cancellation slot (awaitable_operators, task abort), completing
+//    with operation_aborted;
+//  - it is readiness-only: it carries no value, so a cancelled wait can never lose one. wait()
+//    also throws operation_aborted when cancellation arrived after the wake but before the
+//    coroutine resumed, so a consumer (recv) never takes a value it can no longer deliver.
+// Pending waits are registered with a service of their execution context; when the context shuts
+// down, still-pending waits are abandoned (their handler, and so the waiting coroutine frame, is
+// destroyed without running), which breaks the frame -> suspension -> handler -> frame cycle.
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include "runtime/wait_list.hpp"
+
+namespace rivetkit::rt::detail {
+
+class PendingWaits;
+
+class Suspension {
+public:
+    explicit Suspension(boost::asio::any_io_executor executor);
+    ~Suspension();
+    Suspension(const Suspension&) = delete;
+    Suspension& operator=(const Suspension&) = delete;
+
+    // Completes the pending wait (posted). Wakes before wait() starts are remembered; later ones
+    // are ignored.
+    void wake() noexcept;
+
+    // Suspends until wake() or cancellation (then throws system_error(operation_aborted)).
+    boost::asio::awaitable<void> wait();
+
+private:
+    friend class PendingWaits;
+    using Handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+
+    void start(Handler handler);
+    void complete(boost::system::error_code ec) noexcept;
+    // Shutdown path: destroys the handler without running it. `this` may die with it.
+    void abandon() noexcept;
+
+    boost::asio::any_io_executor executor_;
+    boost::asio::any_io_executor work_;  // outstanding work while pending, like asio's own ops
+    Handler handler_;
+    bool woken_ = false;
+    PendingWaits* registry_ = nullptr;
+    Suspension* prev_ = nullptr;
+    Suspension* next_ = nullptr;
+};
+
+// A wait-list subscription that wakes one Suspension.
+class WaitNode final : public Waiter {
+public:
+    explicit WaitNode(Suspension& suspension) noexcept : suspension_(suspension) {}
+    ~WaitNode() override = default;
+
+private:
+    void wake() noexcept override { suspension_.wake(); }
+    Suspension& suspension_;
+};
+
+// Suspends the calling coroutine until `list` wakes it (or throws operation_aborted).
+boost::asio::awaitable<void> wait_on(WaitList& list);
+
+}  // namespace rivetkit::rt::detail

@@ -1,0 +1,85 @@
+#include "runtime/test_runtime.hpp"
+
+#include <exception>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+namespace asio = boost::asio;
+
+namespace rivetkit::rt {
+
+TestRuntime::TestRuntime() : TestRuntime(Options{}) {}
+
+TestRuntime::TestRuntime(Options options)
+    : clock_(options.wall_start_ms),
+      io_(std::make_unique<asio::io_context>(1)),
+      auto_advance_(options.auto_advance) {}
+
+TestRuntime::~TestRuntime() = default;
+
+asio::any_io_executor TestRuntime::executor() const { return io_->get_executor(); }
+
+void TestRuntime::run_main(asio::awaitable<void> main) {
+    // Shared, not on this stack: after a DeadlockError the main task may still be resumed later
+    // (by a later block_on) and must not complete into a dead frame.
+    struct Outcome {
+        bool done = false;
+        std::exception_ptr failure;
+    };
+    auto outcome = std::make_shared<Outcome>();
+    asio::co_spawn(*io_, std::move(main), [outcome](std::exception_ptr e) {
+        outcome->done = true;
+        outcome->failure = e;
+    });
+    drive(outcome->done);
+    if (outcome->failure) std::rethrow_exception(outcome->failure);
+}
+
+void TestRuntime::advance(VirtualClock::duration d) { block_on(clock_.advance(d)); }
+
+void TestRuntime::run_until_idle() {
+    const bool never = false;
+    poll_ready(never);
+}
+
+std::size_t TestRuntime::poll_ready(const bool& done) {
+    if (io_->stopped()) io_->restart();
+    std::size_t ran = 0;
+    // One handler at a time, so a task that yields forever cannot starve the done check.
+    while (!done && io_->poll_one() > 0) ++ran;
+    return ran;
+}
+
+void TestRuntime::drive(const bool& done) {
+    for (;;) {
+        if (poll_ready(done) > 0 || done) {
+            if (done) return;
+            continue;
+        }
+        if (clock_.fire_due()) continue;
+        if (const auto& target = clock_.advance_target()) {
+            auto next = clock_.next_deadline();
+            if (next && *next <= *target) {
+                clock_.set_now(*next);
+                clock_.fire_due();
+            } else {
+                clock_.finish_advance();
+            }
+            continue;
+        }
+        if (auto_advance_) {
+            if (auto next = clock_.next_deadline()) {
+                clock_.set_now(*next);
+                clock_.fire_due();
+                continue;
+            }
+        }
+        throw DeadlockError(auto_advance_
+                                ? "deadlock: no ready work, no pending advance and no timers"
+                                : "deadlock: no ready work and no pending advance "
+                                  "(auto-advance is off)");
+    }
+}
+
+}  // namespace rivetkit::rt
