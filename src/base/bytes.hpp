@@ -1,0 +1,27 @@
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace rivetkit {
+
+using Bytes = std::vector<std::uint8_t>;
+using BytesView = std::span<const std::uint8_t>;
+
+inline Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
+inline Bytes concat(BytesView a, BytesView b) {
+    Bytes out;
+    out.reserve(a.size() + b.size());
+    out.insert(out.end(), a.begin(), a.end());
+    out.insert(out.end(), b.begin(), b.end());
+    return out;
+}
+inline bool starts_with(BytesView s, BytesView prefix) {
+    return s.size() >= prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), s.begin());
+}
+
+}  // namespace rivetkit
