@@ -21,16 +21,11 @@ public:
     explicit PendingWaits(asio::execution_context& context)
         : asio::execution_context::service(context) {}
 
+    // No caching: a context destroyed and another created at the same address would hand out
+    // a dead service.
     static PendingWaits& of(const asio::any_io_executor& executor) {
-        // use_service takes a mutex; suspending is hot enough to cache the last lookup.
-        thread_local asio::execution_context* cached_context = nullptr;
-        thread_local PendingWaits* cached = nullptr;
         auto& context = asio::query(executor, asio::execution::context_as<asio::execution_context&>);
-        if (&context != cached_context) {
-            cached = &asio::use_service<PendingWaits>(context);
-            cached_context = &context;
-        }
-        return *cached;
+        return asio::use_service<PendingWaits>(context);
     }
 
     void add(Suspension& s) noexcept {
@@ -79,16 +74,16 @@ void Suspension::wake() noexcept {
     if (!handler_) return;
     // Not inside the slot's handler here, so the slot can be cleared; a cancellation arriving
     // after this point is seen by wait() through the coroutine's cancellation state instead.
-    auto slot = asio::get_associated_cancellation_slot(handler_);
+    auto slot = asio::get_associated_cancellation_slot(*handler_);
     if (slot.is_connected()) slot.clear();
     complete({});
 }
 
 void Suspension::start(Handler handler) {
-    handler_ = std::move(handler);
+    handler_.emplace(std::move(handler));
     work_ = asio::prefer(executor_, asio::execution::outstanding_work.tracked);
     PendingWaits::of(executor_).add(*this);
-    auto slot = asio::get_associated_cancellation_slot(handler_);
+    auto slot = asio::get_associated_cancellation_slot(*handler_);
     if (slot.is_connected()) {
         slot.assign([this](asio::cancellation_type) { complete(asio::error::operation_aborted); });
     }
@@ -97,15 +92,18 @@ void Suspension::start(Handler handler) {
 void Suspension::complete(boost::system::error_code ec) noexcept {
     if (!handler_) return;
     if (registry_ != nullptr) registry_->remove(*this);
-    Handler handler = std::move(handler_);
+    Handler handler(std::move(*handler_));
+    handler_.reset();
     // post() still hands the handler to its own associated executor.
     asio::post(executor_, asio::append(std::move(handler), ec));
     work_ = asio::any_io_executor();
 }
 
 void Suspension::abandon() noexcept {
+    if (!handler_) return;
     work_ = asio::any_io_executor();
-    Handler doomed = std::move(handler_);
+    Handler doomed(std::move(*handler_));
+    handler_.reset();
 }
 
 asio::awaitable<void> Suspension::wait() {

@@ -13,6 +13,8 @@
 // down, still-pending waits are abandoned (their handler, and so the waiting coroutine frame, is
 // destroyed without running), which breaks the frame -> suspension -> handler -> frame cycle.
 
+#include <optional>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -49,7 +51,9 @@ private:
 
     boost::asio::any_io_executor executor_;
     boost::asio::any_io_executor work_;  // outstanding work while pending, like asio's own ops
-    Handler handler_;
+    // optional, and only ever move-constructed: Boost 1.81's any_completion_handler move
+    // assignment recurses forever (it forwards an lvalue into its own greedy constructor).
+    std::optional<Handler> handler_;
     bool woken_ = false;
     PendingWaits* registry_ = nullptr;
     Suspension* prev_ = nullptr;

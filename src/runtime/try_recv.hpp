@@ -30,6 +30,7 @@ public:
     T& value() & { return std::get<0>(v_); }
     T&& value() && { return std::get<0>(std::move(v_)); }
     T& operator*() & { return value(); }
+    T&& operator*() && { return std::move(*this).value(); }
     T* operator->() { return &value(); }
     TryRecvError error() const noexcept {
         assert(!has_value());

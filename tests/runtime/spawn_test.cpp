@@ -1,0 +1,161 @@
+#include "runtime/spawn.hpp"
+
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "runtime/channel.hpp"
+#include "runtime/test_runtime.hpp"
+#include "runtime/yield.hpp"
+
+namespace rt = rivetkit::rt;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Guard {
+    int& dropped;
+    ~Guard() { ++dropped; }
+};
+
+asio::awaitable<int> add_after_yield(int a, int b) {
+    co_await rt::yield_now();
+    co_return a + b;
+}
+
+asio::awaitable<void> fail() {
+    co_await rt::yield_now();
+    throw std::runtime_error("boom");
+}
+
+asio::awaitable<void> guarded_wait(rt::Receiver<int>& rx, int& started, int& dropped,
+                                   int& resumed) {
+    ++started;
+    Guard guard{dropped};
+    co_await rx.recv();
+    ++resumed;
+}
+
+asio::awaitable<void> guarded_sleep(rt::Clock& clock, int& started, int& dropped) {
+    ++started;
+    Guard guard{dropped};
+    co_await clock.sleep_for(1h);
+}
+
+asio::awaitable<void> swallow_abort_then_wait(rt::Clock& clock, int& second_wait_threw) {
+    try {
+        co_await clock.sleep_for(1h);
+    } catch (const boost::system::system_error&) {
+    }
+    try {
+        co_await clock.sleep_for(1h);
+    } catch (const boost::system::system_error&) {
+        ++second_wait_threw;
+        throw;
+    }
+}
+
+}  // namespace
+
+TEST(Spawn, JoinReturnsTheValue) {
+    rt::TestRuntime rt;
+    auto handle = rt::spawn(rt.executor(), add_after_yield(2, 3));
+    EXPECT_FALSE(handle.is_finished());
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_ok());
+    EXPECT_EQ(joined.value(), 5);
+    EXPECT_TRUE(handle.is_finished());
+}
+
+TEST(Spawn, FailureIsReportedNotThrownIntoTheRuntime) {
+    rt::TestRuntime rt;
+    auto handle = rt::spawn(rt.executor(), fail());
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_failed());
+    EXPECT_THROW(std::rethrow_exception(joined.exception()), std::runtime_error);
+    EXPECT_THROW(joined.value(), std::runtime_error);
+}
+
+TEST(Spawn, AbortRunsRaiiGuardsOfAWaitingTask) {
+    rt::TestRuntime rt;
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    int started = 0, dropped = 0, resumed = 0;
+    auto handle = rt::spawn(rt.executor(), guarded_wait(rx, started, dropped, resumed));
+    rt.run_until_idle();
+    EXPECT_EQ(started, 1);
+    EXPECT_EQ(dropped, 0);
+    handle.abort();
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_aborted());
+    EXPECT_THROW(joined.value(), rt::JoinAborted);
+    EXPECT_EQ(dropped, 1);
+    EXPECT_EQ(resumed, 0);
+    tx.send(1);
+    EXPECT_EQ(rx.len(), 1u) << "the aborted recv did not take the later message";
+}
+
+TEST(Spawn, AbortCancelsAsioAndClockWaits) {
+    rt::TestRuntime rt;
+    int started = 0, dropped = 0;
+    auto handle = rt::spawn(rt.executor(), guarded_sleep(rt.clock(), started, dropped));
+    rt.run_until_idle();
+    handle.abort();
+    EXPECT_TRUE(rt.block_on(handle.join()).is_aborted());
+    EXPECT_EQ(dropped, 1);
+}
+
+TEST(Spawn, AbortBeforeFirstRunNeverExecutesTheBody) {
+    rt::TestRuntime rt;
+    int started = 0, dropped = 0;
+    auto handle = rt::spawn(rt.executor(), guarded_sleep(rt.clock(), started, dropped));
+    handle.abort();
+    EXPECT_TRUE(rt.block_on(handle.join()).is_aborted());
+    EXPECT_EQ(started, 0);
+    EXPECT_EQ(dropped, 0);
+}
+
+TEST(Spawn, AbortFromInsideAnotherTaskBeforeFirstRun) {
+    rt::TestRuntime rt;
+    int started = 0, dropped = 0;
+    auto joined = rt.block_on([](rt::Clock& clock, int& s, int& d) -> asio::awaitable<bool> {
+        auto executor = co_await asio::this_coro::executor;
+        auto handle = rt::spawn(executor, guarded_sleep(clock, s, d));
+        handle.abort();
+        auto result = co_await handle.join();
+        co_return result.is_aborted();
+    }(rt.clock(), started, dropped));
+    EXPECT_TRUE(joined);
+    EXPECT_EQ(started, 0);
+}
+
+TEST(Spawn, AbortIsTerminalEvenIfTheTaskSwallowsTheFirstError) {
+    rt::TestRuntime rt;
+    int second_wait_threw = 0;
+    auto handle = rt::spawn(rt.executor(), swallow_abort_then_wait(rt.clock(), second_wait_threw));
+    rt.run_until_idle();
+    handle.abort();
+    EXPECT_TRUE(rt.block_on(handle.join()).is_aborted());
+    EXPECT_EQ(second_wait_threw, 1);
+}
+
+TEST(Spawn, DroppedHandleDetaches) {
+    rt::TestRuntime rt;
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    {
+        auto handle = rt::spawn(rt.executor(), [](rt::Sender<int> out) -> asio::awaitable<void> {
+            co_await rt::yield_now();
+            out.send(1);
+        }(tx));
+    }
+    EXPECT_EQ(rt.block_on(rx.recv()), 1);
+}
+
+TEST(Spawn, AbortAfterFinishIsANoOp) {
+    rt::TestRuntime rt;
+    auto handle = rt::spawn(rt.executor(), add_after_yield(1, 1));
+    rt.run_until_idle();
+    ASSERT_TRUE(handle.is_finished());
+    handle.abort();
+    EXPECT_EQ(rt.block_on(handle.join()).value(), 2);
+}
