@@ -40,6 +40,11 @@ fi
 npm_dir="$root/.deps/npm"
 npm_packages=(
     "@rivetkit/engine-cli@2.3.19"
+    # Upstream codecs for the BARE known-answer vectors (tests/bare/vectors/generate.mjs); rivetkit
+    # is also the official client. typescript transpiles rivetkit's shipped .ts codecs for node.
+    "@rivetkit/engine-envoy-protocol@2.3.19"
+    "rivetkit@2.3.19"
+    "typescript@5.9.2"
 )
 stamp="$npm_dir/.installed"
 want="${npm_packages[*]}"
