@@ -23,7 +23,7 @@ enum class Shape {
 
 class Generator {
   public:
-    Generator(const Schema& s, const GenOptions& o) : schema_(s), opt_(o) {
+    Generator(const Schema& s, const GenOptions& o) : opt_(o) {
         std::set<std::string> union_members;
         for (const auto& d : s.decls) {
             decls_[d.name] = &d;
@@ -473,7 +473,6 @@ class Generator {
         o << p << "}\n";
     }
 
-    const Schema& schema_;
     const GenOptions& opt_;
     std::map<std::string, const Decl*> decls_;
     std::map<std::string, Shape> shapes_;
