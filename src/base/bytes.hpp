@@ -11,7 +11,9 @@ namespace rivetkit {
 using Bytes = std::vector<std::uint8_t>;
 using BytesView = std::span<const std::uint8_t>;
 
-inline Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
+inline Bytes to_bytes(std::string_view s) {
+    return Bytes(s.begin(), s.end());
+}
 inline Bytes concat(BytesView a, BytesView b) {
     Bytes out;
     out.reserve(a.size() + b.size());
@@ -20,8 +22,7 @@ inline Bytes concat(BytesView a, BytesView b) {
     return out;
 }
 inline bool starts_with(BytesView s, BytesView prefix) {
-    return s.size() >= prefix.size() &&
-           std::equal(prefix.begin(), prefix.end(), s.begin());
+    return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin());
 }
 
 }  // namespace rivetkit

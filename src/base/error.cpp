@@ -26,7 +26,9 @@ Error&& Error::with_actor(ActorSpecifier actor) && {
     return std::move(*this);
 }
 
-std::string Error::id() const { return group_ + "/" + code_; }
+std::string Error::id() const {
+    return group_ + "/" + code_;
+}
 
 std::string Error::to_string() const {
     if (actor_) {
@@ -42,7 +44,8 @@ namespace {
 
 std::string json_object(std::initializer_list<std::pair<const char*, nlohmann::json>> fields) {
     nlohmann::json obj = nlohmann::json::object();
-    for (const auto& [k, v] : fields) obj[k] = v;
+    for (const auto& [k, v] : fields)
+        obj[k] = v;
     return obj.dump();
 }
 
@@ -68,50 +71,70 @@ Error error_from_exception(std::exception_ptr ep) {
 int public_http_status(const Error& e) noexcept {
     const std::string_view g = e.group();
     const std::string_view c = e.code();
-    if (g == "auth" && c == "forbidden") return 403;
+    if (g == "auth" && c == "forbidden")
+        return 403;
     if (g == "actor") {
-        if (c == "action_not_found") return 404;
-        if (c == "action_timed_out") return 408;
-        if (c == "aborted") return 400;
+        if (c == "action_not_found")
+            return 404;
+        if (c == "action_timed_out")
+            return 408;
+        if (c == "aborted")
+            return 400;
     }
-    if (g == "message" && (c == "incoming_too_long" || c == "outgoing_too_long")) return 400;
+    if (g == "message" && (c == "incoming_too_long" || c == "outgoing_too_long"))
+        return 400;
     if (g == "queue") {
-        static constexpr std::string_view kQueue400[] = {
-            "full",
-            "message_too_large",
-            "message_invalid",
-            "invalid_payload",
-            "invalid_completion_payload",
-            "already_completed",
-            "previous_message_not_completed",
-            "complete_not_configured",
-            "timed_out"};
+        static constexpr std::string_view kQueue400[] = {"full",
+                                                         "message_too_large",
+                                                         "message_invalid",
+                                                         "invalid_payload",
+                                                         "invalid_completion_payload",
+                                                         "already_completed",
+                                                         "previous_message_not_completed",
+                                                         "complete_not_configured",
+                                                         "timed_out"};
         for (auto code : kQueue400) {
-            if (c == code) return 400;
+            if (c == code)
+                return 400;
         }
     }
-    if (g == "user") return 400;
+    if (g == "user")
+        return 400;
     return 500;
 }
 
-bool is_public(const Error& e) noexcept { return public_http_status(e) != 500; }
+bool is_public(const Error& e) noexcept {
+    return public_http_status(e) != 500;
+}
 
 Error to_public(const Error& e) {
-    if (is_public(e) || expose_errors()) return e;
+    if (is_public(e) || expose_errors())
+        return e;
     return Error("core", "internal_error", "An internal error occurred");
 }
 
 namespace errors {
 
-Error actor_starting() { return {"actor", "starting", "Actor is starting."}; }
-Error actor_not_ready() { return {"actor", "not_ready", "Actor is not ready."}; }
-Error actor_stopping() { return {"actor", "stopping", "Actor is stopping."}; }
-Error actor_destroying() { return {"actor", "destroying", "Actor is destroying."}; }
-Error actor_shutdown_timeout() { return {"actor", "shutdown_timeout", "Actor shutdown timed out."}; }
+Error actor_starting() {
+    return {"actor", "starting", "Actor is starting."};
+}
+Error actor_not_ready() {
+    return {"actor", "not_ready", "Actor is not ready."};
+}
+Error actor_stopping() {
+    return {"actor", "stopping", "Actor is stopping."};
+}
+Error actor_destroying() {
+    return {"actor", "destroying", "Actor is destroying."};
+}
+Error actor_shutdown_timeout() {
+    return {"actor", "shutdown_timeout", "Actor shutdown timed out."};
+}
 Error actor_dropped_reply() {
     return {"actor", "dropped_reply", "Actor reply channel was dropped without a response."};
 }
-Error actor_overloaded(std::string_view channel, std::uint64_t capacity, std::string_view operation) {
+Error actor_overloaded(std::string_view channel, std::uint64_t capacity,
+                       std::string_view operation) {
     return {"actor", "overloaded", "Actor is overloaded.",
             json_object({{"channel", channel}, {"capacity", capacity}, {"operation", operation}})};
 }
@@ -128,15 +151,21 @@ Error actor_not_registered(std::string_view name) {
     return {"actor", "not_registered", fmt::format("Actor '{}' is not registered.", name),
             json_object({{"name", name}})};
 }
-Error actor_missing_input() { return {"actor", "missing_input", "Actor input is missing."}; }
+Error actor_missing_input() {
+    return {"actor", "missing_input", "Actor input is missing."};
+}
 Error actor_invalid_operation(std::string_view detail) {
     return {"actor", "invalid_operation", std::string(detail)};
 }
 Error actor_panicked(std::string_view operation) {
     return {"actor", "panicked", fmt::format("Actor task panicked while running {}.", operation)};
 }
-Error actor_aborted() { return {"actor", "aborted", "Actor aborted"}; }
-Error actor_action_timed_out() { return {"actor", "action_timed_out", "Action timed out."}; }
+Error actor_aborted() {
+    return {"actor", "aborted", "Actor aborted"};
+}
+Error actor_action_timed_out() {
+    return {"actor", "action_timed_out", "Action timed out."};
+}
 Error actor_action_not_found(std::string_view name) {
     return {"actor", "action_not_found", fmt::format("Action '{}' not found.", name),
             json_object({{"name", name}})};
@@ -148,8 +177,10 @@ Error actor_invalid_request(std::string_view detail) {
     return {"actor", "invalid_request", std::string(detail)};
 }
 Error internal_error(std::string_view detail) {
-    if (detail.empty()) return {"core", "internal_error", "An internal error occurred"};
-    return {"core", "internal_error", "An internal error occurred", json_object({{"error", detail}})};
+    if (detail.empty())
+        return {"core", "internal_error", "An internal error occurred"};
+    return {"core", "internal_error", "An internal error occurred",
+            json_object({{"error", detail}})};
 }
 Error message_incoming_too_long() {
     return {"message", "incoming_too_long", "Incoming message too long."};
@@ -161,7 +192,8 @@ Error inspector_unauthorized() {
     return {"inspector", "unauthorized", "Inspector request requires a valid bearer token"};
 }
 Error protocol_invalid_persisted_data(std::string_view detail) {
-    return {"protocol", "invalid_persisted_data", fmt::format("Invalid persisted data: {}", detail)};
+    return {"protocol", "invalid_persisted_data",
+            fmt::format("Invalid persisted data: {}", detail)};
 }
 Error protocol_invalid_http_request(std::string_view detail) {
     return {"protocol", "invalid_http_request", fmt::format("Invalid HTTP request: {}", detail)};
@@ -177,7 +209,8 @@ Error protocol_unsupported_encoding(std::string_view encoding) {
     return {"protocol", "unsupported_encoding", fmt::format("Unsupported encoding: {}", encoding),
             json_object({{"encoding", encoding}})};
 }
-Error user(std::string_view code, std::string_view message, std::optional<std::string> metadata_json) {
+Error user(std::string_view code, std::string_view message,
+           std::optional<std::string> metadata_json) {
     return {"user", std::string(code), std::string(message), std::move(metadata_json)};
 }
 

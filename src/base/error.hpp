@@ -20,7 +20,7 @@ struct ActorSpecifier {
 };
 
 class Error {
-public:
+  public:
     Error(std::string group, std::string code, std::string message,
           std::optional<std::string> metadata_json = std::nullopt);
 
@@ -48,7 +48,7 @@ public:
                a.metadata_ == b.metadata_;
     }
 
-private:
+  private:
     std::string group_;
     std::string code_;
     std::string message_;
@@ -58,12 +58,12 @@ private:
 
 // Carries an Error through code that reports failures by throwing (user handlers, coroutines).
 class ErrorException : public std::exception {
-public:
+  public:
     explicit ErrorException(Error error);
     const Error& error() const noexcept { return error_; }
     const char* what() const noexcept override { return what_.c_str(); }
 
-private:
+  private:
     Error error_;
     std::string what_;
 };
@@ -74,7 +74,8 @@ Error error_from_exception(std::exception_ptr ep);
 
 // HTTP status for an error that crosses the public boundary, per upstream's table; 500 otherwise.
 int public_http_status(const Error& error) noexcept;
-// Whether group/message/metadata may be shown to a client (otherwise masked to the internal default).
+// Whether group/message/metadata may be shown to a client (otherwise masked to the internal
+// default).
 bool is_public(const Error& error) noexcept;
 // The client-facing form: itself when public (or when RIVET_EXPOSE_ERRORS=1), else the masked
 // core/internal_error.
@@ -88,7 +89,8 @@ Error actor_stopping();
 Error actor_destroying();
 Error actor_shutdown_timeout();
 Error actor_dropped_reply();
-Error actor_overloaded(std::string_view channel, std::uint64_t capacity, std::string_view operation);
+Error actor_overloaded(std::string_view channel, std::uint64_t capacity,
+                       std::string_view operation);
 Error actor_not_configured(std::string_view component);
 Error actor_not_found(std::string_view actor_id);
 Error actor_not_registered(std::string_view name);

@@ -25,20 +25,32 @@ std::atomic<std::size_t> g_global_count{0};
 thread_local std::vector<Capture*> t_captures;
 
 bool needs_quoting(std::string_view s) {
-    if (s.empty()) return true;
+    if (s.empty())
+        return true;
     return std::any_of(s.begin(), s.end(), [](char c) {
-        return c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+        return c == ' ' || c == '"' || c == '=' || c == '\\' ||
+               static_cast<unsigned char>(c) < 0x20;
     });
 }
 
 void append_escaped(std::string& out, std::string_view s) {
     for (char c : s) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (static_cast<unsigned char>(c) < 0x20) {
                     fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
@@ -76,7 +88,8 @@ void append_json_value(std::string& out, const Value& v) {
             }
             break;
         }
-        default: out += v.to_string();
+        default:
+            out += v.to_string();
     }
 }
 
@@ -84,12 +97,18 @@ void append_json_value(std::string& out, const Value& v) {
 
 std::string_view level_name(Level level) noexcept {
     switch (level) {
-        case Level::trace: return "trace";
-        case Level::debug: return "debug";
-        case Level::info: return "info";
-        case Level::warn: return "warn";
-        case Level::error: return "error";
-        case Level::off: return "off";
+        case Level::trace:
+            return "trace";
+        case Level::debug:
+            return "debug";
+        case Level::info:
+            return "info";
+        case Level::warn:
+            return "warn";
+        case Level::error:
+            return "error";
+        case Level::off:
+            return "off";
     }
     return "unknown";
 }
@@ -98,29 +117,41 @@ std::optional<Level> parse_level(std::string_view text) noexcept {
     std::string lower(text);
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower == "trace") return Level::trace;
-    if (lower == "debug") return Level::debug;
-    if (lower == "info") return Level::info;
-    if (lower == "warn" || lower == "warning") return Level::warn;
-    if (lower == "error") return Level::error;
-    if (lower == "off" || lower == "none") return Level::off;
+    if (lower == "trace")
+        return Level::trace;
+    if (lower == "debug")
+        return Level::debug;
+    if (lower == "info")
+        return Level::info;
+    if (lower == "warn" || lower == "warning")
+        return Level::warn;
+    if (lower == "error")
+        return Level::error;
+    if (lower == "off" || lower == "none")
+        return Level::off;
     return std::nullopt;
 }
 
 std::string Value::to_string() const {
     switch (kind_) {
-        case Kind::string: return std::string(str_);
-        case Kind::int64: return fmt::format("{}", i64_);
-        case Kind::uint64: return fmt::format("{}", u64_);
-        case Kind::float64: return fmt::format("{}", f64_);
-        case Kind::boolean: return u64_ ? "true" : "false";
+        case Kind::string:
+            return std::string(str_);
+        case Kind::int64:
+            return fmt::format("{}", i64_);
+        case Kind::uint64:
+            return fmt::format("{}", u64_);
+        case Kind::float64:
+            return fmt::format("{}", f64_);
+        case Kind::boolean:
+            return u64_ ? "true" : "false";
     }
     return {};
 }
 
 std::optional<std::string> Record::field(std::string_view key) const {
     for (const auto& [k, v] : fields) {
-        if (k == key) return v;
+        if (k == key)
+            return v;
     }
     return std::nullopt;
 }
@@ -130,23 +161,33 @@ bool Record::has_field(std::string_view key, std::string_view value) const {
     return v && *v == value;
 }
 
-void set_level(Level l) noexcept { g_level.store(l, std::memory_order_relaxed); }
-Level level() noexcept { return g_level.load(std::memory_order_relaxed); }
-void set_format(Format f) noexcept { g_format.store(f, std::memory_order_relaxed); }
+void set_level(Level l) noexcept {
+    g_level.store(l, std::memory_order_relaxed);
+}
+Level level() noexcept {
+    return g_level.load(std::memory_order_relaxed);
+}
+void set_format(Format f) noexcept {
+    g_format.store(f, std::memory_order_relaxed);
+}
 
 void init_from_env() {
     if (const char* lvl = std::getenv("RIVET_LOG_LEVEL")) {
-        if (auto parsed = parse_level(lvl)) set_level(*parsed);
+        if (auto parsed = parse_level(lvl))
+            set_level(*parsed);
     }
     if (const char* f = std::getenv("RIVET_LOG_FORMAT")) {
         std::string_view fv(f);
-        if (fv == "json") set_format(Format::json);
-        if (fv == "logfmt") set_format(Format::logfmt);
+        if (fv == "json")
+            set_format(Format::json);
+        if (fv == "logfmt")
+            set_format(Format::logfmt);
     }
 }
 
 bool enabled(Level l) noexcept {
-    if (l >= g_level.load(std::memory_order_relaxed) && l != Level::off) return true;
+    if (l >= g_level.load(std::memory_order_relaxed) && l != Level::off)
+        return true;
     return !t_captures.empty() || g_global_count.load(std::memory_order_relaxed) != 0;
 }
 
@@ -184,14 +225,18 @@ void emit(Level level, std::string_view message, Fields fields) {
     if (!t_captures.empty() || g_global_count.load(std::memory_order_relaxed) != 0) {
         Record rec{level, std::string(message), {}};
         rec.fields.reserve(fields.size());
-        for (const auto& f : fields) rec.fields.emplace_back(std::string(f.key), f.value.to_string());
-        for (Capture* c : t_captures) c->push(rec);
+        for (const auto& f : fields)
+            rec.fields.emplace_back(std::string(f.key), f.value.to_string());
+        for (Capture* c : t_captures)
+            c->push(rec);
         if (g_global_count.load(std::memory_order_relaxed) != 0) {
             std::lock_guard lock(g_global_mutex);
-            for (Capture* c : g_global_captures) c->push(rec);
+            for (Capture* c : g_global_captures)
+                c->push(rec);
         }
     }
-    if (level < g_level.load(std::memory_order_relaxed) || level == Level::off) return;
+    if (level < g_level.load(std::memory_order_relaxed) || level == Level::off)
+        return;
 
     const Format format = g_format.load(std::memory_order_relaxed);
     const auto now = std::chrono::system_clock::now();
@@ -248,15 +293,17 @@ std::vector<Record> Capture::find(std::string_view message) const {
     std::lock_guard lock(impl_->mutex);
     std::vector<Record> out;
     for (const auto& r : impl_->records) {
-        if (r.message == message) out.push_back(r);
+        if (r.message == message)
+            out.push_back(r);
     }
     return out;
 }
 
 std::size_t Capture::count(std::string_view message) const {
     std::lock_guard lock(impl_->mutex);
-    return static_cast<std::size_t>(std::count_if(impl_->records.begin(), impl_->records.end(),
-                                                  [&](const Record& r) { return r.message == message; }));
+    return static_cast<std::size_t>(
+        std::count_if(impl_->records.begin(), impl_->records.end(),
+                      [&](const Record& r) { return r.message == message; }));
 }
 
 void Capture::clear() {

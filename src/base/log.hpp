@@ -27,7 +27,7 @@ enum class Format : std::uint8_t { logfmt, json };
 
 // A field value. Holds a view for strings: the caller's data must outlive the `emit` call only.
 class Value {
-public:
+  public:
     enum class Kind : std::uint8_t { string, int64, uint64, float64, boolean };
 
     Value(std::string_view s) noexcept : kind_(Kind::string), str_(s) {}
@@ -46,7 +46,7 @@ public:
     std::string to_string() const;
     std::string_view string_view() const noexcept { return str_; }
 
-private:
+  private:
     Kind kind_;
     std::string_view str_{};
     union {
@@ -85,27 +85,33 @@ bool enabled(Level level) noexcept;
 void emit(Level level, std::string_view message, Fields fields);
 
 inline void trace(std::string_view m, Fields f = {}) {
-    if (enabled(Level::trace)) emit(Level::trace, m, f);
+    if (enabled(Level::trace))
+        emit(Level::trace, m, f);
 }
 inline void debug(std::string_view m, Fields f = {}) {
-    if (enabled(Level::debug)) emit(Level::debug, m, f);
+    if (enabled(Level::debug))
+        emit(Level::debug, m, f);
 }
 inline void info(std::string_view m, Fields f = {}) {
-    if (enabled(Level::info)) emit(Level::info, m, f);
+    if (enabled(Level::info))
+        emit(Level::info, m, f);
 }
 inline void warn(std::string_view m, Fields f = {}) {
-    if (enabled(Level::warn)) emit(Level::warn, m, f);
+    if (enabled(Level::warn))
+        emit(Level::warn, m, f);
 }
 inline void error(std::string_view m, Fields f = {}) {
-    if (enabled(Level::error)) emit(Level::error, m, f);
+    if (enabled(Level::error))
+        emit(Level::error, m, f);
 }
 
-// Renders one record the way stderr output does (without the timestamp); used by the sinks and tests.
+// Renders one record the way stderr output does (without the timestamp); used by the sinks and
+// tests.
 std::string render(Format format, Level level, std::string_view message, Fields fields);
 
 // Records every log record while alive. Captures nest; each live capture sees every record.
 class Capture {
-public:
+  public:
     enum class Scope : std::uint8_t { this_thread, all_threads };
 
     explicit Capture(Scope scope = Scope::this_thread);
@@ -122,7 +128,7 @@ public:
     // Internal: called by emit.
     void push(Record record);
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     Scope scope_;

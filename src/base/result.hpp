@@ -13,7 +13,7 @@ namespace rivetkit {
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
+  public:
     Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
@@ -36,9 +36,10 @@ public:
         return std::get<1>(std::move(v_));
     }
 
-private:
+  private:
     T& checked_value() {
-        if (!ok()) throw ErrorException(std::get<1>(v_));
+        if (!ok())
+            throw ErrorException(std::get<1>(v_));
         return std::get<0>(v_);
     }
     std::variant<T, Error> v_;
@@ -46,7 +47,7 @@ private:
 
 template <>
 class [[nodiscard]] Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : error_(std::in_place, std::move(error)) {}
 
@@ -54,7 +55,8 @@ public:
     explicit operator bool() const noexcept { return ok(); }
     // Throws ErrorException when this holds an error.
     void value() const {
-        if (error_) throw ErrorException(*error_);
+        if (error_)
+            throw ErrorException(*error_);
     }
     const Error& error() const& {
         assert(error_);
@@ -65,7 +67,7 @@ public:
         return std::move(*error_);
     }
 
-private:
+  private:
     std::optional<Error> error_;
 };
 

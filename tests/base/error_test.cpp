@@ -33,9 +33,8 @@ TEST(ErrorTest, NonStructuredExceptionBecomesInternalError) {
 }
 
 TEST(ErrorTest, StructuredExceptionIsPreserved) {
-    auto e = error_from_exception(std::make_exception_ptr(
-        ErrorException(errors::user("deliberate_failure", "counter failed on purpose",
-                                    R"({"reason":"test"})"))));
+    auto e = error_from_exception(std::make_exception_ptr(ErrorException(
+        errors::user("deliberate_failure", "counter failed on purpose", R"({"reason":"test"})"))));
     EXPECT_TRUE(e.is("user", "deliberate_failure"));
     EXPECT_EQ(e.metadata(), R"({"reason":"test"})");
 }

@@ -59,8 +59,9 @@ TEST(LogTest, NestedCapturesBothRecord) {
 TEST(LogTest, RenderLogfmtQuotesWhenNeeded) {
     auto line = render(Format::logfmt, Level::warn, "all senders dropped",
                        {{"actor_id", "abc"}, {"reason", "has \"quote\""}, {"n", -5}});
-    EXPECT_EQ(line,
-              "level=warn msg=\"all senders dropped\" actor_id=abc reason=\"has \\\"quote\\\"\" n=-5");
+    EXPECT_EQ(
+        line,
+        "level=warn msg=\"all senders dropped\" actor_id=abc reason=\"has \\\"quote\\\"\" n=-5");
 }
 
 TEST(LogTest, RenderJsonEscapes) {

@@ -4,17 +4,21 @@ namespace rivetkit::core {
 namespace {
 
 void set_ms(Millis& field, const std::optional<std::uint32_t>& ms) {
-    if (ms) field = Millis(*ms);
+    if (ms)
+        field = Millis(*ms);
 }
 
 template <typename T>
 void set(T& field, const std::optional<T>& value) {
-    if (value) field = *value;
+    if (value)
+        field = *value;
 }
 
 std::optional<std::uint64_t> to_u64(const std::optional<double>& v) {
-    if (!v || !(*v >= 0.0)) return std::nullopt;
-    if (*v >= 18446744073709551615.0) return UINT64_MAX;
+    if (!v || !(*v >= 0.0))
+        return std::nullopt;
+    if (*v >= 18446744073709551615.0)
+        return UINT64_MAX;
     return static_cast<std::uint64_t>(*v);
 }
 
@@ -27,7 +31,8 @@ ActorConfig actor_config_from_input(ActorConfigInput input) {
     set(c.has_database, input.has_database);
     set(c.remote_sqlite, input.remote_sqlite);
     set(c.has_state, input.has_state);
-    if (input.can_hibernate_websocket) c.can_hibernate_websocket = *input.can_hibernate_websocket;
+    if (input.can_hibernate_websocket)
+        c.can_hibernate_websocket = *input.can_hibernate_websocket;
     set_ms(c.state_save_interval, input.state_save_interval_ms);
     set_ms(c.create_vars_timeout, input.create_vars_timeout_ms);
     set_ms(c.create_conn_state_timeout, input.create_conn_state_timeout_ms);
@@ -49,7 +54,8 @@ ActorConfig actor_config_from_input(ActorConfigInput input) {
     set(c.max_outgoing_message_size, input.max_outgoing_message_size);
     c.preload_max_workflow_bytes = to_u64(input.preload_max_workflow_bytes);
     c.preload_max_connections_bytes = to_u64(input.preload_max_connections_bytes);
-    if (input.actions) c.actions = std::move(*input.actions);
+    if (input.actions)
+        c.actions = std::move(*input.actions);
     return c;
 }
 

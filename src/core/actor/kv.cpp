@@ -9,22 +9,29 @@ namespace rivetkit::core {
 namespace {
 
 void apply_list_opts(std::vector<KvEntry>& entries, const ListOpts& opts) {
-    if (opts.reverse) std::reverse(entries.begin(), entries.end());
-    if (opts.limit && entries.size() > *opts.limit) entries.resize(*opts.limit);
+    if (opts.reverse)
+        std::reverse(entries.begin(), entries.end());
+    if (opts.limit && entries.size() > *opts.limit)
+        entries.resize(*opts.limit);
 }
 
-Error not_configured() { return errors::actor_not_configured("kv handle"); }
+Error not_configured() {
+    return errors::actor_not_configured("kv handle");
+}
 
 // Logs one completed KV call at DEBUG, the way upstream's Kv does.
 class CallLog {
-public:
+  public:
     CallLog(const Kv& kv, std::string_view operation, std::size_t key_count)
-        : kv_(kv), operation_(operation), key_count_(key_count),
+        : kv_(kv),
+          operation_(operation),
+          key_count_(key_count),
           started_(std::chrono::steady_clock::now()) {}
 
     template <typename R>
     void done(const R& result, std::optional<std::size_t> result_count = std::nullopt) const {
-        if (!log::enabled(log::Level::debug)) return;
+        if (!log::enabled(log::Level::debug))
+            return;
         const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - started_);
         const std::string error = result.ok() ? std::string() : result.error().to_string();
@@ -39,7 +46,7 @@ public:
                     {"error", error}});
     }
 
-private:
+  private:
     const Kv& kv_;
     std::string_view operation_;
     std::size_t key_count_;
@@ -51,11 +58,13 @@ private:
 Task<Status> KvBackend::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) {
     if (!puts.empty()) {
         Status put = co_await batch_put(std::move(puts));
-        if (!put.ok()) co_return put;
+        if (!put.ok())
+            co_return put;
     }
     if (!deletes.empty()) {
         Status del = co_await batch_delete(std::move(deletes));
-        if (!del.ok()) co_return del;
+        if (!del.ok())
+            co_return del;
     }
     co_return Status{};
 }
@@ -64,14 +73,17 @@ Task<Result<std::optional<Bytes>>> Kv::get(Bytes key) const {
     std::vector<Bytes> keys;
     keys.push_back(std::move(key));
     auto values = co_await batch_get(std::move(keys));
-    if (!values.ok()) co_return std::move(values).error();
-    if (values->empty()) co_return std::optional<Bytes>{};
+    if (!values.ok())
+        co_return std::move(values).error();
+    if (values->empty())
+        co_return std::optional<Bytes>{};
     co_return std::move(values->front());
 }
 
 Task<Result<std::vector<std::optional<Bytes>>>> Kv::batch_get(std::vector<Bytes> keys) const {
     CallLog call(*this, "batch_get", keys.size());
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     auto result = co_await backend_->batch_get(std::move(keys));
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -85,7 +97,8 @@ Task<Status> Kv::put(Bytes key, Bytes value) const {
 
 Task<Status> Kv::batch_put(std::vector<KvEntry> entries) const {
     CallLog call(*this, "batch_put", entries.size());
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     Status result = co_await backend_->batch_put(std::move(entries));
     call.done(result);
     co_return result;
@@ -99,7 +112,8 @@ Task<Status> Kv::del(Bytes key) const {
 
 Task<Status> Kv::batch_delete(std::vector<Bytes> keys) const {
     CallLog call(*this, "delete", keys.size());
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     Status result = co_await backend_->batch_delete(std::move(keys));
     call.done(result);
     co_return result;
@@ -107,7 +121,8 @@ Task<Status> Kv::batch_delete(std::vector<Bytes> keys) const {
 
 Task<Status> Kv::delete_range(Bytes start, Bytes end) const {
     CallLog call(*this, "delete_range", 0);
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     Status result = co_await backend_->delete_range(std::move(start), std::move(end));
     call.done(result);
     co_return result;
@@ -115,7 +130,8 @@ Task<Status> Kv::delete_range(Bytes start, Bytes end) const {
 
 Task<Result<std::vector<KvEntry>>> Kv::list_prefix(Bytes prefix, ListOpts opts) const {
     CallLog call(*this, "list_prefix", 0);
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     auto result = co_await backend_->list_prefix(std::move(prefix), opts);
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -123,7 +139,8 @@ Task<Result<std::vector<KvEntry>>> Kv::list_prefix(Bytes prefix, ListOpts opts) 
 
 Task<Result<std::vector<KvEntry>>> Kv::list_range(Bytes start, Bytes end, ListOpts opts) const {
     CallLog call(*this, "list_range", 0);
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     auto result = co_await backend_->list_range(std::move(start), std::move(end), opts);
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -131,7 +148,8 @@ Task<Result<std::vector<KvEntry>>> Kv::list_range(Bytes start, Bytes end, ListOp
 
 Task<Status> Kv::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) const {
     CallLog call(*this, "apply_batch", puts.size() + deletes.size());
-    if (!backend_) co_return not_configured();
+    if (!backend_)
+        co_return not_configured();
     Status result = co_await backend_->apply_batch(std::move(puts), std::move(deletes));
     call.done(result);
     co_return result;
@@ -141,23 +159,27 @@ Task<Result<std::vector<std::optional<Bytes>>>> InMemoryKv::batch_get(std::vecto
     ++batch_get_calls_;
     std::vector<std::optional<Bytes>> out;
     out.reserve(keys.size());
-    for (const auto& key : keys) out.push_back(peek(key));
+    for (const auto& key : keys)
+        out.push_back(peek(key));
     co_return out;
 }
 
 Task<Status> InMemoryKv::batch_put(std::vector<KvEntry> entries) {
-    for (auto& [key, value] : entries) store_[std::move(key)] = std::move(value);
+    for (auto& [key, value] : entries)
+        store_[std::move(key)] = std::move(value);
     co_return Status{};
 }
 
 Task<Status> InMemoryKv::batch_delete(std::vector<Bytes> keys) {
     ++batch_delete_calls_;
-    for (const auto& key : keys) store_.erase(key);
+    for (const auto& key : keys)
+        store_.erase(key);
     co_return Status{};
 }
 
 Task<Status> InMemoryKv::delete_range(Bytes start, Bytes end) {
-    if (start < end) store_.erase(store_.lower_bound(start), store_.lower_bound(end));
+    if (start < end)
+        store_.erase(store_.lower_bound(start), store_.lower_bound(end));
     co_return Status{};
 }
 
@@ -185,14 +207,17 @@ Task<Result<std::vector<KvEntry>>> InMemoryKv::list_range(Bytes start, Bytes end
 Task<Status> InMemoryKv::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) {
     ++apply_batch_calls_;
     last_apply_batch_ = ApplyBatchSnapshot{puts, deletes};
-    for (const auto& key : deletes) store_.erase(key);
-    for (auto& [key, value] : puts) store_[std::move(key)] = std::move(value);
+    for (const auto& key : deletes)
+        store_.erase(key);
+    for (auto& [key, value] : puts)
+        store_[std::move(key)] = std::move(value);
     co_return Status{};
 }
 
 std::optional<Bytes> InMemoryKv::peek(BytesView key) const {
     auto it = store_.find(Bytes(key.begin(), key.end()));
-    if (it == store_.end()) return std::nullopt;
+    if (it == store_.end())
+        return std::nullopt;
     return it->second;
 }
 

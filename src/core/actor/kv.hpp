@@ -2,8 +2,8 @@
 // Actor KV: the interface every storage backend implements, and the `Kv` handle the core uses.
 //
 // Backends: the engine through the envoy client (production) and an in-memory map (unit tests only,
-// with call counters the ActorTask spec inspects). Arguments are taken by value because the calls are
-// coroutines and must not hold references into the caller's frame.
+// with call counters the ActorTask spec inspects). Arguments are taken by value because the calls
+// are coroutines and must not hold references into the caller's frame.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -33,7 +33,7 @@ struct ListOpts {
 inline constexpr std::size_t kApplyBatchChunkSize = 128;
 
 class KvBackend {
-public:
+  public:
     virtual ~KvBackend() = default;
     virtual std::string_view label() const noexcept = 0;
 
@@ -43,7 +43,8 @@ public:
     virtual Task<Status> delete_range(Bytes start, Bytes end) = 0;
     virtual Task<Result<std::vector<KvEntry>>> list_prefix(Bytes prefix, ListOpts opts) = 0;
     // Keys in [start, end).
-    virtual Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end, ListOpts opts) = 0;
+    virtual Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end,
+                                                          ListOpts opts) = 0;
     // Deletes and puts as one write where the backend can; the default issues a put then a delete.
     virtual Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes);
 };
@@ -51,7 +52,7 @@ public:
 // A cheap, copyable handle on an actor's KV. A default-constructed Kv is unconfigured: every call
 // fails with actor/not_configured.
 class Kv {
-public:
+  public:
     Kv() = default;
     Kv(std::shared_ptr<KvBackend> backend, std::string actor_id)
         : backend_(std::move(backend)), actor_id_(std::move(actor_id)) {}
@@ -71,14 +72,14 @@ public:
     Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end, ListOpts opts = {}) const;
     Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) const;
 
-private:
+  private:
     std::shared_ptr<KvBackend> backend_;
     std::string actor_id_;
 };
 
 // In-memory backend for unit tests. Single-threaded like the rest of the runtime.
 class InMemoryKv final : public KvBackend {
-public:
+  public:
     struct ApplyBatchSnapshot {
         std::vector<KvEntry> puts;
         std::vector<Bytes> deletes;
@@ -107,7 +108,7 @@ public:
         return last_apply_batch_;
     }
 
-private:
+  private:
     std::map<Bytes, Bytes> store_;
     std::size_t apply_batch_calls_ = 0;
     std::size_t batch_get_calls_ = 0;

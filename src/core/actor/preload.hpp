@@ -13,7 +13,7 @@
 namespace rivetkit::core {
 
 class PreloadedKv {
-public:
+  public:
     PreloadedKv() = default;
     PreloadedKv(std::vector<KvEntry> entries, std::vector<Bytes> requested_get_keys,
                 std::vector<Bytes> requested_prefixes)
@@ -29,7 +29,7 @@ public:
 
     const std::vector<KvEntry>& entries() const noexcept { return entries_; }
 
-private:
+  private:
     std::vector<KvEntry> entries_;
     std::vector<Bytes> requested_get_keys_;
     std::vector<Bytes> requested_prefixes_;

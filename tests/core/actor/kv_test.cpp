@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include "base/log.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/preload.hpp"
@@ -19,7 +18,9 @@ T run(asio::awaitable<T> task) {
     return runtime.block_on(std::move(task));
 }
 
-Bytes b(std::string_view s) { return to_bytes(s); }
+Bytes b(std::string_view s) {
+    return to_bytes(s);
+}
 
 TEST(KvTest, in_memory_backend_supports_basic_crud_and_listing) {
     auto backend = std::make_shared<InMemoryKv>();
