@@ -1,0 +1,53 @@
+#pragma once
+// What the envoy asks of the layer above it (the actor core): start and stop actors, serve
+// tunneled HTTP and WebSockets. All calls arrive on the envoy's io thread; none may block it.
+
+#include <memory>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "base/result.hpp"
+#include "envoy/handle.hpp"
+#include "envoy/types.hpp"
+
+namespace rivetkit::envoy {
+
+// Receives one tunneled WebSocket's traffic, in order. Calls are synchronous and must not block;
+// forward to a channel for real work.
+class WebSocketListener {
+public:
+    virtual ~WebSocketListener() = default;
+    virtual void on_message(WebSocketMessage message) = 0;
+    // The client or the gateway closed the socket. The listener is dropped afterwards.
+    virtual void on_close(CloseFrame frame) = 0;
+    // The actor stopped while the socket stays open at the gateway; the listener is dropped and
+    // a new one is asked for (WebSocketOpen::restoring) when the actor wakes.
+    virtual void on_hibernate() {}
+};
+
+class EnvoyCallbacks {
+public:
+    virtual ~EnvoyCallbacks() = default;
+
+    virtual void on_connect(EnvoyHandle /*handle*/) {}
+    virtual void on_disconnect(EnvoyHandle /*handle*/) {}
+
+    // Ok: the actor is reported Running. An error: Stopped{Error, message}.
+    virtual boost::asio::awaitable<Status> on_actor_start(EnvoyHandle handle, ActorStart start) = 0;
+    // The stop is complete when the task finishes; then Stopped is reported (Ok, or Error when
+    // the stop failed or the reason is `lost`).
+    virtual boost::asio::awaitable<Status> on_actor_stop(EnvoyHandle handle, ActorStop stop) = 0;
+
+    virtual boost::asio::awaitable<HttpResponse> fetch(EnvoyHandle handle, HttpRequest request) = 0;
+
+    // Accept by returning a listener; an error rejects the socket (closed 1011 with the error id).
+    virtual boost::asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> websocket(
+        EnvoyHandle handle, WebSocketOpen open, WebSocketSender sender) = 0;
+    // Whether this socket may outlive a sleep of its actor.
+    virtual bool can_hibernate(const WebSocketOpen& /*open*/) { return false; }
+
+    // The envoy has stopped for good (shutdown or eviction).
+    virtual void on_shutdown() {}
+};
+
+}  // namespace rivetkit::envoy

@@ -1,0 +1,43 @@
+#pragma once
+// What an envoy needs to know to connect, and the timing rules it follows. Every duration runs on
+// the rt::Clock given to the envoy, so tests drive them on virtual time.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rivetkit::envoy {
+
+struct EnvoyConfig {
+    // http(s):// or ws(s):// base of the engine's guard, e.g. "http://127.0.0.1:6420".
+    std::string endpoint;
+    std::optional<std::string> token;
+    std::string namespace_name = "default";
+    std::string pool_name;
+    // Unique per process start (a restarted process must not reuse its predecessor's key);
+    // empty = generate a random one.
+    std::string envoy_key;
+    std::uint32_t version = 1;
+    // Actor name → metadata JSON object, upserted into the namespace's actor names.
+    std::vector<std::pair<std::string, std::string>> prepopulate_actor_names;
+    // Free-form JSON stored with the envoy (visible in GET /envoys).
+    std::optional<std::string> metadata_json;
+
+    std::chrono::milliseconds connect_timeout{10'000};
+    // The engine pings every ~3 s; with nothing received for this long the socket is presumed
+    // dead (half-open TCP) and is dropped so the reconnect loop can take over.
+    std::chrono::milliseconds liveness_timeout{20'000};
+    // Used until ToEnvoyInit tells the real threshold (upstream's fallback).
+    std::chrono::milliseconds default_envoy_lost_threshold{10'000};
+    std::chrono::milliseconds kv_request_timeout{30'000};
+    // How long a graceful shutdown waits for the engine to stop every actor.
+    std::chrono::milliseconds shutdown_timeout{30'000};
+    // Un-acknowledged response bytes allowed in flight on a streamed tunnel response.
+    std::uint64_t response_window_bytes = 1024 * 1024;
+    std::size_t response_chunk_bytes = 64 * 1024;
+};
+
+}  // namespace rivetkit::envoy

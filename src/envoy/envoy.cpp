@@ -1,0 +1,122 @@
+#include "envoy/envoy.hpp"
+
+#include <cstdio>
+
+#include "bare/codec.hpp"
+#include "envoy/protocol.hpp"
+#include "envoy/state.hpp"
+#include "runtime/spawn.hpp"
+
+namespace rivetkit::envoy {
+
+std::uint64_t TunnelId::key() const noexcept {
+    std::uint64_t k = 0;
+    for (auto b : gateway_id) k = (k << 8) | b;
+    for (auto b : request_id) k = (k << 8) | b;
+    return k;
+}
+
+std::string TunnelId::to_hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key()));
+    return buf;
+}
+
+const char* to_string(StopReason reason) noexcept {
+    switch (reason) {
+        case StopReason::sleep_intent: return "sleep_intent";
+        case StopReason::stop_intent: return "stop_intent";
+        case StopReason::destroy: return "destroy";
+        case StopReason::going_away: return "going_away";
+        case StopReason::lost: return "lost";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+namespace {
+// Encode buffers kept for reuse; frames above this size are released instead of pooled so one
+// big tunnel body does not pin memory.
+constexpr std::size_t kMaxSpareBuffers = 64;
+constexpr std::size_t kMaxPooledCapacity = 256 * 1024;
+}  // namespace
+
+EnvoyState::EnvoyState(boost::asio::any_io_executor ex, rt::Clock& c, EnvoyConfig cfg,
+                       std::shared_ptr<EnvoyCallbacks> cb, std::shared_ptr<TransportFactory> tf)
+    : executor(std::move(ex)),
+      clock(c),
+      config(std::move(cfg)),
+      callbacks(std::move(cb)),
+      transports(std::move(tf)),
+      rng(std::random_device{}()) {
+    if (config.envoy_key.empty()) config.envoy_key = generate_envoy_key(rng(), rng());
+}
+
+Bytes EnvoyState::encode(const proto::ToRivet& message) {
+    Bytes buffer;
+    if (!spare_buffers.empty()) {
+        buffer = std::move(spare_buffers.back());
+        spare_buffers.pop_back();
+    }
+    bare::Writer w(std::move(buffer));
+    bare::encode_into(w, message);
+    return w.take();
+}
+
+void EnvoyState::recycle(Bytes buffer) {
+    if (spare_buffers.size() < kMaxSpareBuffers && buffer.capacity() <= kMaxPooledCapacity) {
+        buffer.clear();
+        spare_buffers.push_back(std::move(buffer));
+    }
+}
+
+bool EnvoyState::send(const proto::ToRivet& message) {
+    if (!connected) return false;
+    outbox.push_back(encode(message));
+    outbox_ready.notify_one();
+    return true;
+}
+
+void EnvoyState::send_tunnel(proto::ToRivetTunnelMessage message) {
+    proto::ToRivet out{std::move(message)};
+    if (connected) {
+        outbox.push_back(encode(out));
+        outbox_ready.notify_one();
+    } else {
+        offline_tunnel.push_back(encode(out));
+    }
+}
+
+std::optional<ActorKey> EnvoyState::find_actor(const std::string& actor_id,
+                                               std::optional<std::uint32_t> generation) const {
+    if (generation) {
+        ActorKey key{actor_id, *generation};
+        if (actors.contains(key)) return key;
+        return std::nullopt;
+    }
+    auto it = actors.upper_bound(ActorKey{actor_id, UINT32_MAX});
+    if (it == actors.begin()) return std::nullopt;
+    --it;
+    if (it->first.actor_id != actor_id) return std::nullopt;
+    return it->first;
+}
+
+Error envoy_error(std::string code, std::string message) {
+    return Error("envoy", std::move(code), std::move(message));
+}
+
+}  // namespace detail
+
+EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock,
+                        EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks,
+                        std::shared_ptr<TransportFactory> transports) {
+    if (!transports) transports = make_websocket_transport_factory();
+    auto st = std::make_shared<detail::EnvoyState>(executor, clock, std::move(config),
+                                                   std::move(callbacks), std::move(transports));
+    // Detached: the run loop holds the state and ends on shutdown or eviction.
+    rt::spawn(executor, detail::run_envoy(st));
+    return EnvoyHandle(st);
+}
+
+}  // namespace rivetkit::envoy

@@ -1,0 +1,102 @@
+#pragma once
+// EnvoyHandle: what the core holds to talk to the engine — actor intents, alarms, KV and
+// shutdown. Cheap to copy; every call is made on the envoy's io thread.
+//
+// KV errors: kv/key_too_large, kv/value_too_large, kv/too_many_keys, kv/payload_too_large
+// (checked locally, nothing sent), kv/timeout, kv/engine_error (the engine's message),
+// envoy/shutdown, envoy/lost.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+#include "envoy/types.hpp"
+
+namespace rivetkit::envoy {
+
+namespace detail {
+struct EnvoyState;
+}
+
+struct KvListOptions {
+    bool reverse = false;
+    std::optional<std::uint64_t> limit;
+};
+
+struct ProtocolLimits {
+    std::int64_t envoy_lost_threshold_ms = 0;
+    std::int64_t actor_stop_threshold_ms = 0;
+    std::uint64_t max_response_payload_size = 0;
+};
+
+class EnvoyHandle {
+public:
+    explicit EnvoyHandle(std::shared_ptr<detail::EnvoyState> state) : state_(std::move(state)) {}
+
+    const std::string& envoy_key() const;
+    // True between ToEnvoyInit and the connection's end.
+    bool is_connected() const;
+    std::optional<ProtocolLimits> protocol_limits() const;
+    std::size_t active_actor_count() const;
+
+    // Intents: the engine answers with a stop command (SleepIntent / StopIntent). v8 has no
+    // separate destroy intent: an actor that stops after a stop intent is destroyed.
+    // `generation` defaults to the newest generation of the actor on this envoy.
+    void sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
+    void stop_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
+    void destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
+    // Absolute wake time (ms since the Unix epoch) for while the actor sleeps; nullopt clears.
+    void set_alarm(std::string actor_id, std::optional<std::int64_t> alarm_ts,
+                   std::optional<std::uint32_t> generation = {});
+
+    // Values in the order of `keys`; nullopt for a missing key.
+    boost::asio::awaitable<Result<std::vector<std::optional<Bytes>>>> kv_get(
+        std::string actor_id, std::vector<Bytes> keys) const;
+    boost::asio::awaitable<Result<std::vector<KvEntry>>> kv_list_all(std::string actor_id,
+                                                                     KvListOptions opts) const;
+    boost::asio::awaitable<Result<std::vector<KvEntry>>> kv_list_prefix(std::string actor_id,
+                                                                        Bytes prefix,
+                                                                        KvListOptions opts) const;
+    // [start, end), or [start, end] when !exclusive.
+    boost::asio::awaitable<Result<std::vector<KvEntry>>> kv_list_range(
+        std::string actor_id, Bytes start, Bytes end, bool exclusive, KvListOptions opts) const;
+    boost::asio::awaitable<Status> kv_put(std::string actor_id, std::vector<KvEntry> entries) const;
+    boost::asio::awaitable<Status> kv_delete(std::string actor_id, std::vector<Bytes> keys) const;
+    // Deletes [start, end).
+    boost::asio::awaitable<Status> kv_delete_range(std::string actor_id, Bytes start,
+                                                   Bytes end) const;
+    boost::asio::awaitable<Status> kv_drop(std::string actor_id) const;
+
+    // Graceful: tells the engine (ToRivetStopping), waits for it to stop every actor (bounded by
+    // EnvoyConfig::shutdown_timeout), then closes. Immediate: closes now.
+    void shutdown(bool immediate = false) const;
+    bool is_stopped() const;
+    boost::asio::awaitable<void> wait_stopped() const;
+
+    detail::EnvoyState& state() const noexcept { return *state_; }
+
+private:
+    std::shared_ptr<detail::EnvoyState> state_;
+};
+
+// Sends on one tunneled WebSocket. Copyable; calls after the socket ended are ignored.
+class WebSocketSender {
+public:
+    WebSocketSender(std::weak_ptr<detail::EnvoyState> state, TunnelId id)
+        : state_(std::move(state)), id_(id) {}
+    void send(Bytes data, bool binary) const;
+    void close(CloseFrame frame) const;
+    const TunnelId& id() const noexcept { return id_; }
+
+private:
+    std::weak_ptr<detail::EnvoyState> state_;
+    TunnelId id_;
+};
+
+}  // namespace rivetkit::envoy

@@ -1,0 +1,206 @@
+#pragma once
+// Internal: the one state object every envoy concern works on (upstream's EnvoyContext). The
+// behaviour is split by file — connection.cpp, commands.cpp, events.cpp, kv.cpp,
+// tunnel_http.cpp, tunnel_websocket.cpp — not by object.
+//
+// Invariants:
+//  - Everything runs on `executor`'s single thread; nothing here is locked.
+//  - `connected` is true only between ToEnvoyInit and the end of that connection. Frames are put
+//    on `outbox` only while connected; events, KV requests and tunnel frames produced while
+//    disconnected wait (history / pending / offline_tunnel) and go out right after the next
+//    ToEnvoyInit, events first.
+//  - Actors are keyed by (actor id, generation); commands are deduplicated per key by index.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "envoy/callbacks.hpp"
+#include "envoy/config.hpp"
+#include "envoy/handle.hpp"
+#include "envoy/transport.hpp"
+#include "envoy/types.hpp"
+#include "proto/envoy_v8.hpp"
+#include "runtime/clock.hpp"
+#include "runtime/notify.hpp"
+#include "runtime/oneshot.hpp"
+#include "runtime/spawn.hpp"
+#include "runtime/task_tracker.hpp"
+
+namespace rivetkit::envoy::detail {
+
+namespace proto = rivetkit::proto::envoy_v8;
+
+struct ActorKey {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    friend auto operator<=>(const ActorKey&, const ActorKey&) = default;
+};
+
+enum class ActorPhase : std::uint8_t { starting, running, stopping };
+
+struct ActorEntry {
+    ActorPhase phase = ActorPhase::starting;
+    // Set once on_actor_start finished; a stop command waits for it.
+    rt::Notify start_done;
+    bool started = false;
+};
+
+struct EventHistory {
+    std::int64_t next_index = 0;
+    std::deque<proto::EventWrapper> unacked;
+    // The actor generation reported Stopped; the history goes once that is known to be sent.
+    bool finished = false;
+};
+
+struct CommandDedup {
+    std::int64_t last_index = -1;
+    // When the generation stopped; entries are pruned a while after that.
+    std::optional<rt::Clock::time_point> finished_at;
+};
+
+struct PendingKv {
+    std::string actor_id;
+    rt::OneshotSender<Result<proto::KvResponseData>> reply;
+    Bytes frame;
+};
+
+struct HttpStream {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    HttpRequest request;
+    bool streaming_request = false;
+    bool response_stream = false;
+    bool dispatched = false;
+    bool aborted = false;
+    std::uint64_t request_consumed = 0;
+    std::uint16_t next_out_index = 0;
+    std::uint64_t response_sent = 0;
+    std::uint64_t response_acked = 0;
+    rt::Notify window;  // response credit came back, or the request was aborted
+};
+
+struct WsStream {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    TunnelId id;
+    std::string path;
+    Headers headers;
+    bool can_hibernate = false;
+    bool hibernating = false;
+    std::shared_ptr<WebSocketListener> listener;
+    // Messages that arrived before the listener was attached.
+    std::deque<WebSocketMessage> early;
+    std::uint16_t next_out_index = 0;
+    std::optional<std::uint16_t> last_in_index;
+};
+
+struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
+    EnvoyState(boost::asio::any_io_executor ex, rt::Clock& c, EnvoyConfig cfg,
+               std::shared_ptr<EnvoyCallbacks> cb, std::shared_ptr<TransportFactory> tf);
+
+    boost::asio::any_io_executor executor;
+    rt::Clock& clock;
+    EnvoyConfig config;
+    std::shared_ptr<EnvoyCallbacks> callbacks;
+    std::shared_ptr<TransportFactory> transports;
+    std::mt19937_64 rng;
+
+    // Connection.
+    Transport* transport = nullptr;
+    bool connected = false;
+    std::optional<proto::ProtocolMetadata> metadata;
+    rt::Clock::time_point last_received{};
+    std::deque<Bytes> outbox;
+    std::vector<Bytes> spare_buffers;
+    rt::Notify outbox_ready;
+    rt::JoinHandle<void> lost_timer;
+    bool lost_timer_running = false;
+    // Set to end the connection cleanly: the writer sends this close after draining the outbox.
+    std::optional<std::pair<std::uint16_t, std::string>> close_request;
+
+    // Lifecycle.
+    bool shutting_down = false;
+    bool stopped = false;
+    bool evicted = false;
+    rt::Notify stop_requested;
+    rt::Notify stopped_notify;  // notify_waiters on stop
+    rt::Notify actors_changed;
+    rt::TaskTracker tasks;
+
+    // Actors, commands, events.
+    std::map<ActorKey, std::shared_ptr<ActorEntry>> actors;
+    std::map<ActorKey, CommandDedup> command_dedup;
+    std::map<ActorKey, EventHistory> events;
+
+    // KV.
+    std::uint32_t next_kv_request_id = 0;
+    std::map<std::uint32_t, PendingKv> kv_pending;
+
+    // Tunnel.
+    std::map<std::uint64_t, std::shared_ptr<HttpStream>> http;
+    std::map<std::uint64_t, std::shared_ptr<WsStream>> websockets;
+    std::deque<Bytes> offline_tunnel;
+
+    EnvoyHandle handle() { return EnvoyHandle(shared_from_this()); }
+
+    // Encodes and queues a frame for the current connection; false (dropped) when disconnected.
+    bool send(const proto::ToRivet& message);
+    Bytes encode(const proto::ToRivet& message);
+    void recycle(Bytes buffer);
+    // Tunnel frames wait for the next connection instead of being dropped.
+    void send_tunnel(proto::ToRivetTunnelMessage message);
+
+    // The newest generation of `actor_id` on this envoy, or `generation` if given and known.
+    std::optional<ActorKey> find_actor(const std::string& actor_id,
+                                       std::optional<std::uint32_t> generation) const;
+};
+
+// connection.cpp
+boost::asio::awaitable<void> run_envoy(std::shared_ptr<EnvoyState> st);
+void handle_to_envoy(EnvoyState& st, proto::ToEnvoy message);
+void on_connection_lost(EnvoyState& st);
+void on_init(EnvoyState& st, const proto::ToEnvoyInit& init);
+void request_shutdown(EnvoyState& st, bool immediate);
+
+// commands.cpp
+void handle_commands(EnvoyState& st, proto::ToEnvoyCommands commands);
+// Stops every local actor with `reason` without an engine command (lost / immediate shutdown).
+void stop_all_actors_locally(EnvoyState& st, StopReason reason);
+
+// events.cpp
+void push_event(EnvoyState& st, const ActorKey& key, proto::Event event);
+void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack);
+void replay_events(EnvoyState& st);
+void mark_history_finished(EnvoyState& st, const ActorKey& key);
+
+// kv.cpp
+void handle_kv_response(EnvoyState& st, proto::ToEnvoyKvResponse response);
+void resend_pending_kv(EnvoyState& st);
+void fail_pending_kv(EnvoyState& st, const Error& error);
+boost::asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyState> st,
+                                                                 std::string actor_id,
+                                                                 proto::KvRequestData data);
+
+// tunnel_http.cpp / tunnel_websocket.cpp
+void handle_tunnel_message(EnvoyState& st, proto::ToEnvoyTunnelMessage message);
+void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
+                         proto::ToEnvoyTunnelMessageKind kind);
+void handle_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
+                              proto::ToEnvoyTunnelMessageKind kind);
+void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason reason);
+void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
+                                    const std::vector<TunnelId>& requests);
+void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool binary);
+void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame frame);
+
+Error envoy_error(std::string code, std::string message);
+
+}  // namespace rivetkit::envoy::detail

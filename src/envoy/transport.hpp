@@ -1,0 +1,56 @@
+#pragma once
+// The engine connection as a small interface: the envoy's protocol logic runs the same over the
+// Beast WebSocket (ws_transport.hpp) and over the in-memory fake the unit tests use.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+
+namespace rivetkit::envoy {
+
+struct ConnectTarget {
+    bool tls = false;
+    std::string host;
+    std::string port;
+    std::string target;  // path and query
+    std::vector<std::string> subprotocols;
+};
+
+struct TransportRead {
+    enum class Kind : std::uint8_t { binary, text, closed, failed };
+    Kind kind = Kind::failed;
+    Bytes data;               // binary / text payload
+    std::uint16_t close_code = 0;  // closed
+    std::string reason;       // close reason, or the failure text
+};
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+    virtual boost::asio::awaitable<Status> connect(ConnectTarget target) = 0;
+    // One whole message. Only one read is outstanding at a time.
+    virtual boost::asio::awaitable<TransportRead> read() = 0;
+    // One binary message. Only one write is outstanding at a time; may run beside a read.
+    virtual boost::asio::awaitable<Status> write(BytesView frame) = 0;
+    virtual boost::asio::awaitable<void> close(std::uint16_t code, std::string reason) = 0;
+    // Drops the connection at once; outstanding operations fail.
+    virtual void abort() noexcept = 0;
+};
+
+class TransportFactory {
+public:
+    virtual ~TransportFactory() = default;
+    virtual std::unique_ptr<Transport> create(boost::asio::any_io_executor executor) = 0;
+};
+
+// Boost.Beast WebSocket over TCP (TCP_NODELAY on).
+std::shared_ptr<TransportFactory> make_websocket_transport_factory();
+
+}  // namespace rivetkit::envoy

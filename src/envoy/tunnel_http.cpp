@@ -1,0 +1,181 @@
+// Tunneled HTTP. Both gateway behaviours of 2.3.19 are served:
+//  - "gateway 2": the body arrives inline in RequestStart, the response goes back inline;
+//  - "gateway 3" (stream / responseStream): the body arrives in chunks and we return credit with
+//    cumulative RequestBodyWindowUpdates (the gateway stalls after ~1 MiB otherwise); large
+//    responses are streamed in chunks with at most `response_window_bytes` un-acknowledged.
+// The handler sees whole bodies both ways. Our message indexes run per request from 0, shared by
+// response frames and window updates (accepted by the engine).
+
+#include "base/log.hpp"
+#include "envoy/state.hpp"
+
+namespace rivetkit::envoy::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+proto::MessageId message_id(const TunnelId& id, std::uint16_t index) {
+    return proto::MessageId{id.gateway_id, id.request_id, index};
+}
+
+void send_http(EnvoyState& st, const TunnelId& id, HttpStream& s, proto::ToRivetTunnelMessageKind kind) {
+    st.send_tunnel(proto::ToRivetTunnelMessage{message_id(id, s.next_out_index++), std::move(kind)});
+}
+
+void respond_actor_not_found(EnvoyState& st, const TunnelId& id) {
+    std::string body = "Actor not found";
+    proto::ToRivetResponseStart start;
+    start.status = 503;
+    start.headers = {{"x-rivet-error", "envoy.actor_not_found"},
+                     {"content-length", std::to_string(body.size())}};
+    start.body = to_bytes(body);
+    start.stream = false;
+    st.send_tunnel(proto::ToRivetTunnelMessage{message_id(id, 0),
+                                               proto::ToRivetTunnelMessageKind{std::move(start)}});
+}
+
+asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
+                                    std::shared_ptr<HttpStream> s, HttpResponse response) {
+    const std::size_t chunk = st->config.response_chunk_bytes;
+    if (!s->response_stream || response.body.size() <= chunk) {
+        proto::ToRivetResponseStart start{response.status, std::move(response.headers),
+                                          std::move(response.body), false};
+        send_http(*st, id, *s, proto::ToRivetTunnelMessageKind{std::move(start)});
+        co_return;
+    }
+    proto::ToRivetResponseStart start{response.status, std::move(response.headers), std::nullopt, true};
+    send_http(*st, id, *s, proto::ToRivetTunnelMessageKind{std::move(start)});
+    const Bytes& body = response.body;
+    std::size_t offset = 0;
+    while (offset < body.size()) {
+        std::size_t n = std::min(chunk, body.size() - offset);
+        // The gateway aborts a response that outruns its buffer; wait for credit.
+        for (;;) {
+            std::uint64_t in_flight =
+                s->response_sent > s->response_acked ? s->response_sent - s->response_acked : 0;
+            if (s->aborted || in_flight + n <= st->config.response_window_bytes) break;
+            co_await s->window.notified();
+        }
+        if (s->aborted) co_return;
+        proto::ToRivetResponseChunk piece;
+        piece.body.assign(body.begin() + static_cast<std::ptrdiff_t>(offset),
+                          body.begin() + static_cast<std::ptrdiff_t>(offset + n));
+        offset += n;
+        piece.finish = offset == body.size();
+        s->response_sent += n;
+        send_http(*st, id, *s, proto::ToRivetTunnelMessageKind{std::move(piece)});
+    }
+}
+
+asio::awaitable<void> run_fetch(std::shared_ptr<EnvoyState> st, TunnelId id,
+                                std::shared_ptr<HttpStream> s) {
+    HttpResponse response;
+    if (!st->callbacks) {
+        response.status = 503;
+    } else {
+        EnvoyHandle handle = st->handle();
+        auto fetching = st->callbacks->fetch(handle, std::move(s->request));
+        try {
+            response = co_await std::move(fetching);
+        } catch (...) {
+            Error e = error_from_exception(std::current_exception());
+            log::warn("fetch handler failed", {{"actor_id", s->actor_id}, {"error", e.to_string()}});
+            response = HttpResponse{500, {{"x-rivet-error", e.group() + "." + e.code()}}, {}};
+        }
+    }
+    if (!s->aborted) co_await send_response(st, id, s, std::move(response));
+    auto it = st->http.find(id.key());
+    if (it != st->http.end() && it->second == s) st->http.erase(it);
+}
+
+void dispatch(EnvoyState& st, const TunnelId& id, const std::shared_ptr<HttpStream>& s) {
+    s->dispatched = true;
+    st.tasks.spawn(st.executor, run_fetch(st.shared_from_this(), id, s));
+}
+
+void on_request_start(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestStart start) {
+    if (st.http.contains(id.key())) {
+        log::warn("duplicate tunnel request start ignored", {{"request", id.to_hex()}});
+        return;
+    }
+    auto actor = st.find_actor(start.actor_id, start.actor_generation);
+    if (!actor) {
+        log::warn("tunnel request for unknown actor", {{"actor_id", start.actor_id},
+                                                       {"request", id.to_hex()}});
+        respond_actor_not_found(st, id);
+        return;
+    }
+    auto s = std::make_shared<HttpStream>();
+    s->actor_id = actor->actor_id;
+    s->generation = actor->generation;
+    s->streaming_request = start.stream;
+    s->response_stream = start.response_stream;
+    s->request.actor_id = actor->actor_id;
+    s->request.id = id;
+    s->request.method = std::move(start.method);
+    s->request.path = std::move(start.path);
+    s->request.headers = std::move(start.headers);
+    if (start.body) s->request.body = std::move(*start.body);
+    st.http.emplace(id.key(), s);
+    if (!s->streaming_request) dispatch(st, id, s);
+}
+
+void on_request_chunk(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestChunk chunk) {
+    auto it = st.http.find(id.key());
+    if (it == st.http.end()) return;
+    auto s = it->second;
+    if (!s->streaming_request || s->dispatched) return;
+    s->request.body.insert(s->request.body.end(), chunk.body.begin(), chunk.body.end());
+    s->request_consumed += chunk.body.size();
+    if (!chunk.finish) {
+        send_http(st, id, *s,
+                  proto::ToRivetTunnelMessageKind{proto::ToRivetRequestBodyWindowUpdate{s->request_consumed}});
+        return;
+    }
+    dispatch(st, id, s);
+}
+
+}  // namespace
+
+void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t /*index*/,
+                         proto::ToEnvoyTunnelMessageKind kind) {
+    auto& v = kind.value;
+    if (auto* start = std::get_if<proto::ToEnvoyRequestStart>(&v)) {
+        on_request_start(st, id, std::move(*start));
+    } else if (auto* chunk = std::get_if<proto::ToEnvoyRequestChunk>(&v)) {
+        on_request_chunk(st, id, std::move(*chunk));
+    } else if (std::holds_alternative<proto::ToEnvoyRequestAbort>(v)) {
+        auto it = st.http.find(id.key());
+        if (it == st.http.end()) return;
+        log::debug("tunnel request aborted", {{"request", id.to_hex()}});
+        it->second->aborted = true;
+        it->second->window.notify_one();
+        st.http.erase(it);
+    } else if (std::holds_alternative<proto::ToEnvoyRequestBodyCancel>(v)) {
+        // The body ends here, but the gateway still wants a response.
+        auto it = st.http.find(id.key());
+        if (it != st.http.end() && !it->second->dispatched) dispatch(st, id, it->second);
+    } else if (auto* update = std::get_if<proto::ToEnvoyResponseBodyWindowUpdate>(&v)) {
+        auto it = st.http.find(id.key());
+        if (it == st.http.end()) return;
+        auto& s = *it->second;
+        s.response_acked = std::max(s.response_acked, update->consumed_bytes);
+        s.window.notify_one();
+    }
+}
+
+void handle_tunnel_message(EnvoyState& st, proto::ToEnvoyTunnelMessage message) {
+    TunnelId id{message.message_id.gateway_id, message.message_id.request_id};
+    std::uint16_t index = message.message_id.message_index;
+    std::size_t kind = message.message_kind.value.index();
+    // Variant order: RequestStart, RequestChunk, RequestAbort, RequestBodyCancel,
+    // ResponseBodyWindowUpdate, then WebSocketOpen, WebSocketMessage, WebSocketClose.
+    if (kind <= 4) {
+        handle_http_message(st, id, index, std::move(message.message_kind));
+    } else {
+        handle_websocket_message(st, id, index, std::move(message.message_kind));
+    }
+}
+
+}  // namespace rivetkit::envoy::detail

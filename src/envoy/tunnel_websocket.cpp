@@ -1,0 +1,207 @@
+// Tunneled WebSockets: open (accepted or rejected by the callbacks), messages both ways, close,
+// and hibernation. A hibernatable socket acks every delivered message (the gateway buffers until
+// acked), survives a sleep of its actor — the listener is dropped, path/headers/last index kept
+// in memory — and is re-attached when the next generation's StartActor lists it. Duplicates
+// (index ≤ last) are dropped; a gap closes the socket with 1008 ws.message_index_skip (as
+// upstream).
+
+#include "base/log.hpp"
+#include "envoy/protocol.hpp"
+#include "envoy/state.hpp"
+
+namespace rivetkit::envoy::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+void send_ws(EnvoyState& st, WsStream& ws, proto::ToRivetTunnelMessageKind kind) {
+    proto::MessageId mid{ws.id.gateway_id, ws.id.request_id, ws.next_out_index++};
+    st.send_tunnel(proto::ToRivetTunnelMessage{mid, std::move(kind)});
+}
+
+void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::string reason) {
+    proto::MessageId mid{id.gateway_id, id.request_id, 0};
+    proto::ToRivetWebSocketClose close{code, std::move(reason), false};
+    st.send_tunnel(proto::ToRivetTunnelMessage{mid, proto::ToRivetTunnelMessageKind{std::move(close)}});
+}
+
+void deliver(EnvoyState& st, WsStream& ws, WebSocketMessage message) {
+    std::uint16_t index = message.index;
+    if (ws.listener) {
+        ws.listener->on_message(std::move(message));
+    } else {
+        ws.early.push_back(std::move(message));
+    }
+    if (ws.can_hibernate) send_ws(st, ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
+}
+
+asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<WsStream> ws,
+                               WebSocketOpen open) {
+    Result<std::shared_ptr<WebSocketListener>> accepted =
+        Error("envoy", "shutdown", "envoy is shut down");
+    if (st->callbacks) {
+        EnvoyHandle handle = st->handle();
+        WebSocketSender sender(st, ws->id);
+        auto opening = st->callbacks->websocket(handle, std::move(open), sender);
+        try {
+            accepted = co_await std::move(opening);
+        } catch (...) {
+            accepted = error_from_exception(std::current_exception());
+        }
+    }
+    auto it = st->websockets.find(ws->id.key());
+    if (it == st->websockets.end() || it->second != ws) co_return;  // closed meanwhile
+    if (!accepted.ok() || !*accepted) {
+        std::string reason = accepted.ok() ? "envoy.rejected" : accepted.error().group() + "." + accepted.error().code();
+        log::info("websocket rejected", {{"actor_id", ws->actor_id}, {"reason", reason}});
+        st->websockets.erase(it);
+        send_close(*st, ws->id, 1011, std::move(reason));
+        co_return;
+    }
+    ws->listener = std::move(*accepted);
+    send_ws(*st, *ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketOpen{ws->can_hibernate}});
+    while (!ws->early.empty() && ws->listener) {
+        auto m = std::move(ws->early.front());
+        ws->early.pop_front();
+        ws->listener->on_message(std::move(m));
+    }
+}
+
+void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen open) {
+    auto actor = st.find_actor(open.actor_id, open.actor_generation);
+    if (!actor) {
+        log::warn("websocket for unknown actor", {{"actor_id", open.actor_id}, {"request", id.to_hex()}});
+        send_close(st, id, 1011, "envoy.actor_not_found");
+        return;
+    }
+    auto ws = std::make_shared<WsStream>();
+    ws->actor_id = actor->actor_id;
+    ws->generation = actor->generation;
+    ws->id = id;
+    ws->path = open.path;
+    ws->headers = open.headers;
+    // The gateway's WebSocketOpen is index 0; client messages continue from there.
+    ws->last_in_index = 0;
+    WebSocketOpen request{actor->actor_id, id, std::move(open.path), std::move(open.headers), false};
+    ws->can_hibernate = st.callbacks && st.callbacks->can_hibernate(request);
+    st.websockets[id.key()] = ws;
+    st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(request)));
+}
+
+void on_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
+                proto::ToEnvoyWebSocketMessage message) {
+    auto it = st.websockets.find(id.key());
+    if (it == st.websockets.end()) {
+        log::debug("message for unknown websocket ignored", {{"request", id.to_hex()}});
+        return;
+    }
+    auto ws = it->second;
+    if (ws->can_hibernate && ws->last_in_index) {
+        std::uint16_t last = *ws->last_in_index;
+        if (!index_after(index, last)) {
+            log::debug("duplicate websocket message dropped", {{"request", id.to_hex()}, {"index", static_cast<unsigned>(index)}});
+            return;
+        }
+        if (index != static_cast<std::uint16_t>(last + 1)) {
+            log::warn("websocket message index gap, closing", {{"request", id.to_hex()},
+                                                              {"expected", static_cast<unsigned>(static_cast<std::uint16_t>(last + 1))},
+                                                              {"got", static_cast<unsigned>(index)}});
+            auto listener = std::move(ws->listener);
+            st.websockets.erase(it);
+            send_close(st, id, 1008, "ws.message_index_skip");
+            if (listener) listener->on_close(CloseFrame{1008, "ws.message_index_skip"});
+            return;
+        }
+    }
+    ws->last_in_index = index;
+    deliver(st, *ws, WebSocketMessage{std::move(message.data), message.binary, index});
+}
+
+void on_close(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketClose close) {
+    auto it = st.websockets.find(id.key());
+    if (it == st.websockets.end()) return;
+    auto listener = std::move(it->second->listener);
+    st.websockets.erase(it);
+    if (listener) listener->on_close(CloseFrame{close.code, std::move(close.reason)});
+}
+
+}  // namespace
+
+void handle_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
+                              proto::ToEnvoyTunnelMessageKind kind) {
+    auto& v = kind.value;
+    if (auto* open = std::get_if<proto::ToEnvoyWebSocketOpen>(&v)) {
+        on_open(st, id, std::move(*open));
+    } else if (auto* message = std::get_if<proto::ToEnvoyWebSocketMessage>(&v)) {
+        on_message(st, id, index, std::move(*message));
+    } else if (auto* close = std::get_if<proto::ToEnvoyWebSocketClose>(&v)) {
+        on_close(st, id, std::move(*close));
+    }
+}
+
+void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool binary) {
+    auto it = st.websockets.find(id.key());
+    if (it == st.websockets.end() || it->second->hibernating) return;
+    send_ws(st, *it->second, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessage{std::move(data), binary}});
+}
+
+void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame frame) {
+    auto it = st.websockets.find(id.key());
+    if (it == st.websockets.end()) return;
+    auto ws = it->second;
+    st.websockets.erase(it);
+    proto::ToRivetWebSocketClose close{frame.code, std::move(frame.reason), false};
+    send_ws(st, *ws, proto::ToRivetTunnelMessageKind{std::move(close)});
+}
+
+void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason reason) {
+    std::vector<std::shared_ptr<WsStream>> closing;
+    for (auto& [k, ws] : st.websockets) {
+        if (ws->actor_id != key.actor_id || ws->generation != key.generation || ws->hibernating) continue;
+        if (ws->can_hibernate && reason == StopReason::sleep_intent) {
+            // Stays open at the gateway; re-attached on wake.
+            ws->hibernating = true;
+            if (auto listener = std::move(ws->listener)) listener->on_hibernate();
+            ws->early.clear();
+        } else {
+            closing.push_back(ws);
+        }
+    }
+    for (auto& ws : closing) {
+        st.websockets.erase(ws->id.key());
+        proto::ToRivetWebSocketClose close{1011, std::string("actor.stopped"), false};
+        send_ws(st, *ws, proto::ToRivetTunnelMessageKind{std::move(close)});
+        if (auto listener = std::move(ws->listener)) listener->on_close(CloseFrame{1011, "actor.stopped"});
+    }
+}
+
+void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
+                                    const std::vector<TunnelId>& requests) {
+    std::vector<std::uint64_t> listed;
+    for (const auto& id : requests) {
+        listed.push_back(id.key());
+        auto it = st.websockets.find(id.key());
+        if (it == st.websockets.end() || !it->second->hibernating || it->second->actor_id != key.actor_id) {
+            log::warn("hibernating websocket cannot be restored, closing",
+                      {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
+            send_close(st, id, 1011, "ws.restore_failed");
+            continue;
+        }
+        auto ws = it->second;
+        ws->hibernating = false;
+        ws->generation = key.generation;
+        log::debug("restoring hibernating websocket", {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
+        WebSocketOpen open{key.actor_id, id, ws->path, ws->headers, true};
+        st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(open)));
+    }
+    // Hibernating sockets of this actor that the engine no longer lists are gone at the gateway.
+    for (auto it = st.websockets.begin(); it != st.websockets.end();) {
+        const auto& ws = *it->second;
+        bool stale = ws.hibernating && ws.actor_id == key.actor_id &&
+                     std::find(listed.begin(), listed.end(), it->first) == listed.end();
+        it = stale ? st.websockets.erase(it) : std::next(it);
+    }
+}
+
+}  // namespace rivetkit::envoy::detail

@@ -1,0 +1,99 @@
+#pragma once
+// Value types the envoy hands to the core and takes back: actor start/stop, tunneled HTTP and
+// WebSocket. Plain data, no protocol structs, so the core never includes the generated codec.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/bytes.hpp"
+
+namespace rivetkit::envoy {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+using KvEntry = std::pair<Bytes, Bytes>;
+
+// gatewayId ‖ requestId: identifies one tunneled HTTP request or WebSocket.
+struct TunnelId {
+    std::array<std::uint8_t, 4> gateway_id{};
+    std::array<std::uint8_t, 4> request_id{};
+    friend bool operator==(const TunnelId&, const TunnelId&) = default;
+    std::uint64_t key() const noexcept;
+    std::string to_hex() const;
+};
+
+struct ActorConfig {
+    std::string name;
+    std::optional<std::string> key;
+    std::int64_t create_ts = 0;  // ms since the Unix epoch, when this generation was allocated
+    std::optional<Bytes> input;
+};
+
+struct PreloadedKvEntry {
+    Bytes key;
+    Bytes value;
+};
+
+// Present only for serverless starts; lets the core tell "missing" from "not preloaded".
+struct PreloadedKv {
+    std::vector<PreloadedKvEntry> entries;
+    std::vector<Bytes> requested_get_keys;
+    std::vector<Bytes> requested_prefixes;
+};
+
+struct ActorStart {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    ActorConfig config;
+    std::vector<TunnelId> hibernating_requests;
+    std::optional<PreloadedKv> preloaded_kv;
+};
+
+enum class StopReason : std::uint8_t { sleep_intent, stop_intent, destroy, going_away, lost };
+const char* to_string(StopReason reason) noexcept;
+
+struct ActorStop {
+    std::string actor_id;
+    std::uint32_t generation = 0;
+    StopReason reason = StopReason::sleep_intent;
+};
+
+struct HttpRequest {
+    std::string actor_id;
+    TunnelId id;
+    std::string method;
+    std::string path;
+    Headers headers;
+    Bytes body;
+};
+
+struct HttpResponse {
+    std::uint16_t status = 200;
+    Headers headers;
+    Bytes body;
+};
+
+struct WebSocketOpen {
+    std::string actor_id;
+    TunnelId id;
+    std::string path;
+    Headers headers;
+    // True when this re-attaches a socket that hibernated while its actor slept.
+    bool restoring = false;
+};
+
+struct WebSocketMessage {
+    Bytes data;
+    bool binary = false;
+    std::uint16_t index = 0;
+};
+
+struct CloseFrame {
+    std::optional<std::uint16_t> code;
+    std::optional<std::string> reason;
+};
+
+}  // namespace rivetkit::envoy

@@ -1,0 +1,499 @@
+// Envoy protocol behaviour on virtual time against the in-memory FakeEngine.
+
+#include "envoy/envoy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/this_coro.hpp>
+
+#include "base/log.hpp"
+#include "envoy/backoff.hpp"
+#include "envoy/protocol.hpp"
+#include "fake_engine.hpp"
+#include "recording_callbacks.hpp"
+#include "runtime/spawn.hpp"
+#include "runtime/test_runtime.hpp"
+
+namespace rt = rivetkit::rt;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using rivetkit::Bytes;
+using rivetkit::Error;
+using rivetkit::to_bytes;
+using namespace rivetkit::envoy;
+using namespace rivetkit::envoy::testing;
+
+namespace {
+
+constexpr auto kWait = std::chrono::milliseconds(60'000);
+const std::string kActor = "5z92qtpj4s7foepnsr65183n50dl00";
+
+EnvoyConfig test_config() {
+    EnvoyConfig c;
+    c.endpoint = "http://127.0.0.1:7420";
+    c.pool_name = "cpp-pool";
+    c.envoy_key = "test-envoy-key";
+    c.prepopulate_actor_names = {{"counter", "{}"}};
+    c.metadata_json = R"({"impl":"cpp"})";
+    return c;
+}
+
+struct Env {
+    rt::TestRuntime rt;
+    std::shared_ptr<FakeEngine> engine = std::make_shared<FakeEngine>();
+    std::shared_ptr<RecordingCallbacks> cb = std::make_shared<RecordingCallbacks>();
+    EnvoyConfig config = test_config();
+    rt::Clock& clock() { return rt.clock(); }
+};
+
+// Starts the envoy, accepts its connection, consumes the metadata and sends Init.
+asio::awaitable<std::pair<EnvoyHandle, std::shared_ptr<FakeConnection>>> connect(Env& env) {
+    auto ex = co_await asio::this_coro::executor;
+    EnvoyHandle handle = start_envoy(ex, env.clock(), env.config, env.cb, env.engine);
+    auto conn = co_await env.engine->accept(env.clock(), kWait);
+    EXPECT_TRUE(conn);
+    auto meta = co_await conn->next_of<proto::ToRivetMetadata>(env.clock(), kWait);
+    EXPECT_TRUE(meta);
+    conn->push(init_message());
+    std::shared_ptr<rt::Notify> changed = env.cb->changed;
+    RecordingCallbacks* cb = env.cb.get();
+    EXPECT_TRUE(co_await wait_until(env.clock(), *changed, kWait, [cb] { return cb->connects >= 1; }));
+    co_return std::make_pair(handle, conn);
+}
+
+asio::awaitable<void> finish(Env& env, EnvoyHandle handle) {
+    handle.shutdown(true);
+    co_await handle.wait_stopped();
+    (void)env;
+}
+
+std::optional<proto::ActorStateStopped> stopped_in(const proto::ToRivetEvents& events) {
+    for (const auto& e : events.value) {
+        if (auto* u = e.inner.get_if<proto::EventActorStateUpdate>()) {
+            if (auto* s = u->state.get_if<proto::ActorStateStopped>()) return *s;
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_running(const proto::EventWrapper& e) {
+    auto* u = e.inner.get_if<proto::EventActorStateUpdate>();
+    return u != nullptr && u->state.is<proto::ActorStateRunning>();
+}
+
+proto::ToEnvoy tunnel(TunnelId id, std::uint16_t index, proto::ToEnvoyTunnelMessageKind kind) {
+    return proto::ToEnvoy{proto::ToEnvoyTunnelMessage{
+        proto::MessageId{id.gateway_id, id.request_id, index}, std::move(kind)}};
+}
+
+// Starts kActor generation `gen` and consumes its ack and Running event.
+asio::awaitable<void> start_actor(Env& env, FakeConnection& conn, std::uint32_t gen,
+                                  std::vector<TunnelId> hibernating = {}) {
+    auto cmd = start_command(kActor, gen, 1);
+    for (const auto& id : hibernating) {
+        cmd.get_if<proto::ToEnvoyCommands>()->value[0].inner.get_if<proto::CommandStartActor>()
+            ->hibernating_requests.push_back(proto::HibernatingRequest{id.gateway_id, id.request_id});
+    }
+    conn.push(cmd);
+    auto events = co_await conn.next_of<proto::ToRivetEvents>(env.clock(), kWait);
+    EXPECT_TRUE(events && is_running(events->value.at(0)));
+}
+
+const TunnelId kRequest{{1, 2, 3, 4}, {5, 6, 7, 8}};
+
+}  // namespace
+
+TEST(EnvoyProtocol, ConnectTargetAndCloseReasons) {
+    auto c = test_config();
+    c.token = "secret";
+    auto t = build_connect_target(c, "key-1");
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->host, "127.0.0.1");
+    EXPECT_EQ(t->port, "7420");
+    EXPECT_EQ(t->target,
+              "/envoys/connect?protocol_version=8&namespace=default&envoy_key=key-1&version=1"
+              "&pool_name=cpp-pool");
+    EXPECT_EQ(t->subprotocols, (std::vector<std::string>{"rivet", "rivet_token.secret"}));
+    auto r = parse_close_reason("ws.eviction#abc");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->group, "ws");
+    EXPECT_EQ(r->code, "eviction");
+    EXPECT_EQ(r->ray_id, "abc");
+    EXPECT_TRUE(is_eviction(r));
+    EXPECT_FALSE(parse_close_reason("nodot"));
+    EXPECT_FALSE(is_eviction(parse_close_reason("ws.closed")));
+}
+
+TEST(EnvoyProtocol, BackoffDoublesCapsAndJitters) {
+    EXPECT_EQ(backoff_delay(0, 0.0), 1000ms);
+    EXPECT_EQ(backoff_delay(1, 0.0), 2000ms);
+    EXPECT_EQ(backoff_delay(4, 0.0), 16000ms);
+    EXPECT_EQ(backoff_delay(5, 0.0), 30000ms);
+    EXPECT_EQ(backoff_delay(100, 0.0), 30000ms);
+    EXPECT_EQ(backoff_delay(0, 0.999), 1249ms);
+    EXPECT_TRUE(index_after(1, 0));
+    EXPECT_TRUE(index_after(0, 65535));
+    EXPECT_FALSE(index_after(5, 5));
+    EXPECT_FALSE(index_after(4, 5));
+}
+
+TEST(EnvoyConnection, SendsMetadataFirstAndAnswersPings) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        EnvoyHandle handle = start_envoy(ex, env.clock(), env.config, env.cb, env.engine);
+        auto conn = co_await env.engine->accept(env.clock(), kWait);
+        EXPECT_NE(conn->target.target.find("envoy_key=test-envoy-key"), std::string::npos);
+        EXPECT_EQ(conn->target.subprotocols, std::vector<std::string>{"rivet"});
+        auto first = co_await conn->next(env.clock(), kWait);
+        auto* meta = first ? first->get_if<proto::ToRivetMetadata>() : nullptr;
+        EXPECT_TRUE(meta);
+        if (meta) {
+            EXPECT_EQ(meta->prepopulate_actor_names->at(0).first, "counter");
+            EXPECT_EQ(meta->metadata, R"({"impl":"cpp"})");
+        }
+        EXPECT_FALSE(handle.is_connected());
+        conn->push(init_message(12'000));
+        conn->push(proto::ToEnvoy{proto::ToEnvoyPing{1234}});
+        auto pong = co_await conn->next_of<proto::ToRivetPong>(env.clock(), kWait);
+        EXPECT_TRUE(pong && pong->ts == 1234);
+        EXPECT_TRUE(handle.is_connected());
+        EXPECT_EQ(handle.protocol_limits()->envoy_lost_threshold_ms, 12'000);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyConnection, UndecodableFrameIsLoggedAndIgnored) {
+    Env e;
+    rivetkit::log::Capture capture;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->push_raw(Bytes{0xff, 0x01, 0x02});
+        conn->push_raw(Bytes{0x05});  // a ping cut short
+        conn->push(proto::ToEnvoy{proto::ToEnvoyPing{7}});
+        auto pong = co_await conn->next_of<proto::ToRivetPong>(env.clock(), kWait);
+        EXPECT_TRUE(pong && pong->ts == 7) << "the connection survives bad frames";
+        EXPECT_EQ(env.engine->connection_count(), 1u);
+        co_await finish(env, handle);
+    }(e));
+    auto records = capture.find("undecodable frame from engine ignored");
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_TRUE(records[0].field("error").has_value());
+    EXPECT_EQ(records[0].field("head"), "ff0102");
+}
+
+TEST(EnvoyConnection, EvictionStopsWithoutReconnect) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->close_from_engine(1000, "ws.eviction#ray1");
+        co_await handle.wait_stopped();
+        auto again = co_await env.engine->accept(env.clock(), 120'000ms);
+        EXPECT_FALSE(again) << "no reconnect after eviction";
+        EXPECT_EQ(env.cb->shutdowns, 1);
+    }(e));
+}
+
+TEST(EnvoyConnection, ReconnectsWithBackoffAndReplaysUnackedEvents) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        auto t0 = env.clock().now();
+        conn->close_from_engine(1011, "ws.going_away#r");
+        auto conn2 = co_await env.engine->accept(env.clock(), kWait);
+        EXPECT_TRUE(conn2);
+        auto waited = env.clock().now() - t0;
+        EXPECT_GE(waited, 1000ms);
+        EXPECT_LE(waited, 1250ms);
+        conn2->push(init_message());
+        auto replay = co_await conn2->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(replay && replay->value.size() == 1 && is_running(replay->value[0]) &&
+                    replay->value[0].checkpoint.index == 0);
+        // The engine replays the unacked start: acked again, not started twice.
+        conn2->push(start_command(kActor, 1, 1));
+        auto ack = co_await conn2->next_of<proto::ToRivetAckCommands>(env.clock(), kWait);
+        EXPECT_TRUE(ack && ack->last_command_checkpoints.at(0).index == 1);
+        EXPECT_EQ(env.cb->starts.size(), 1u);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyConnection, SilentEngineIsDroppedAfterLivenessTimeout) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        auto t0 = env.clock().now();
+        auto conn2 = co_await env.engine->accept(env.clock(), kWait);
+        EXPECT_TRUE(conn2);
+        EXPECT_GE(env.clock().now() - t0, env.config.liveness_timeout);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyCommands, StartStopAckedWithIndexedEvents) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->push(start_command(kActor, 1, 1));
+        auto ack = co_await conn->next_of<proto::ToRivetAckCommands>(env.clock(), kWait);
+        EXPECT_TRUE(ack && ack->last_command_checkpoints.at(0) ==
+                               (proto::ActorCheckpoint{kActor, 1, 1}));
+        auto running = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(running && is_running(running->value.at(0)) &&
+                    running->value[0].checkpoint.index == 0);
+        EXPECT_EQ(env.cb->starts.at(0).config.name, "counter");
+        EXPECT_EQ(env.cb->starts.at(0).config.key, "k1");
+        EXPECT_EQ(env.cb->starts.at(0).config.input, to_bytes("input"));
+        EXPECT_EQ(handle.active_actor_count(), 1u);
+
+        handle.set_alarm(kActor, 1'700'000'060'000);
+        auto alarm = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(alarm && alarm->value.at(0).checkpoint.index == 1 &&
+                    alarm->value[0].inner.is<proto::EventActorSetAlarm>());
+
+        conn->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
+        auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(stopped && stopped->value.at(0).checkpoint.index == 2);
+        auto s = stopped ? stopped_in(*stopped) : std::nullopt;
+        EXPECT_TRUE(s && s->code == proto::StopCode::Ok);
+        EXPECT_EQ(env.cb->stops.at(0).reason, StopReason::sleep_intent);
+        EXPECT_EQ(handle.active_actor_count(), 0u);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyCommands, FailedStartReportsStoppedError) {
+    Env e;
+    e.cb->start_result = Error("user", "boom", "start failed");
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->push(start_command(kActor, 1, 1));
+        auto events = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        auto s = events ? stopped_in(*events) : std::nullopt;
+        EXPECT_TRUE(s && s->code == proto::StopCode::Error);
+        EXPECT_EQ(handle.active_actor_count(), 0u);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyCommands, LostThresholdStopsActorsWhileDisconnected) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        env.engine->refuse_next(1000);
+        auto t0 = env.clock().now();
+        conn->drop();
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return !cb->stops.empty(); }));
+        EXPECT_EQ(cb->stops.at(0).reason, StopReason::lost);
+        EXPECT_GE(env.clock().now() - t0, 15'000ms);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyKv, OversizeKeysAndValuesFailLocally) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        std::vector<KvEntry> big_key{{Bytes(2049, 'k'), to_bytes("v")}};
+        auto s1 = co_await handle.kv_put(kActor, big_key);
+        EXPECT_TRUE(!s1.ok() && s1.error().is("kv", "key_too_large"));
+        std::vector<KvEntry> big_value{{to_bytes("k"), Bytes(128 * 1024 + 1, 'v')}};
+        auto s2 = co_await handle.kv_put(kActor, big_value);
+        EXPECT_TRUE(!s2.ok() && s2.error().is("kv", "value_too_large"));
+        std::vector<Bytes> keys{Bytes(4096, 'k')};
+        auto s3 = co_await handle.kv_get(kActor, keys);
+        EXPECT_TRUE(!s3.ok() && s3.error().is("kv", "key_too_large"));
+        auto sent = co_await conn->next_of<proto::ToRivetKvRequest>(env.clock(), 1000ms);
+        EXPECT_FALSE(sent) << "nothing reaches the engine";
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyKv, GetReturnsValuesInRequestOrderAndTimesOut) {
+    Env e;
+    e.config.liveness_timeout = std::chrono::hours(1);
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<Bytes> keys{to_bytes("a"), to_bytes("b")};
+        auto get = rt::spawn(ex, handle.kv_get(kActor, keys));
+        auto req = co_await conn->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
+        EXPECT_TRUE(req && req->actor_id == kActor && req->data.is<proto::KvGetRequest>());
+        proto::KvGetResponse resp{{to_bytes("b")}, {to_bytes("vb")}, {proto::KvMetadata{to_bytes("2.3.19"), 1}}};
+        conn->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{req->request_id, proto::KvResponseData{resp}}});
+        auto got = (co_await get.join()).value();
+        EXPECT_TRUE(got.ok());
+        if (got.ok()) {
+            EXPECT_EQ(got->at(0), std::nullopt);
+            EXPECT_EQ(got->at(1), to_bytes("vb"));
+        }
+
+        auto t0 = env.clock().now();
+        auto lost = co_await handle.kv_delete(kActor, keys);
+        EXPECT_TRUE(!lost.ok() && lost.error().is("kv", "timeout"));
+        EXPECT_EQ(env.clock().now() - t0, env.config.kv_request_timeout);
+
+        proto::KvErrorResponse err{"actor does not exist"};
+        auto put = rt::spawn(ex, handle.kv_drop(kActor));
+        // The timed-out delete went out first; the drop is the next request.
+        std::optional<proto::ToRivetKvRequest> drop;
+        do {
+            drop = co_await conn->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
+        } while (drop && !drop->data.is<proto::KvDropRequest>());
+        conn->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{drop->request_id, proto::KvResponseData{err}}});
+        auto failed = (co_await put.join()).value();
+        EXPECT_TRUE(!failed.ok() && failed.error().is("kv", "engine_error") &&
+                    failed.error().message() == "actor does not exist");
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyKv, RequestsWhileDisconnectedGoOutAfterInit) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->close_from_engine(1011, "ws.going_away#r");
+        RecordingCallbacks* cb = env.cb.get();
+        co_await wait_until(env.clock(), *cb->changed, kWait, [cb] { return cb->disconnects == 1; });
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<KvEntry> entries{{to_bytes("k"), to_bytes("v")}};
+        auto put = rt::spawn(ex, handle.kv_put(kActor, entries));
+        auto conn2 = co_await env.engine->accept(env.clock(), kWait);
+        conn2->push(init_message());
+        auto req = co_await conn2->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
+        EXPECT_TRUE(req && req->data.is<proto::KvPutRequest>());
+        conn2->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{req->request_id, proto::KvResponseData{proto::KvPutResponse{}}}});
+        EXPECT_TRUE((co_await put.join()).value().ok());
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyTunnel, InlineRequestGetsInlineResponse) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyRequestStart start{kActor, std::nullopt, "POST", "/request/echo", {{"a", "b"}},
+                                         to_bytes("hello"), false, false};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
+        auto resp = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* rs = resp ? resp->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
+        EXPECT_TRUE(rs && rs->status == 200 && !rs->stream && rs->body == to_bytes("hello"));
+        EXPECT_EQ(resp->message_id.message_index, 0);
+        EXPECT_EQ(env.cb->requests.at(0).path, "/request/echo");
+
+        proto::ToEnvoyRequestStart other{"unknownactor", std::nullopt, "GET", "/", {}, std::nullopt, false, false};
+        conn->push(tunnel(TunnelId{{9, 9, 9, 9}, {1, 1, 1, 1}}, 0, proto::ToEnvoyTunnelMessageKind{other}));
+        auto nf = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* nfs = nf ? nf->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
+        EXPECT_TRUE(nfs && nfs->status == 503);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
+    Env e;
+    e.config.response_window_bytes = 128 * 1024;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyRequestStart start{kActor, 1u, "POST", "/big/300000", {}, std::nullopt, true, true};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
+        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("abc"), false}}));
+        auto credit = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* wu = credit ? credit->message_kind.get_if<proto::ToRivetRequestBodyWindowUpdate>() : nullptr;
+        EXPECT_TRUE(wu && wu->consumed_bytes == 3);
+        conn->push(tunnel(kRequest, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("de"), true}}));
+
+        auto head = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* rs = head ? head->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
+        EXPECT_TRUE(rs && rs->stream && !rs->body);
+        std::size_t received = 0;
+        for (int i = 0; i < 2; ++i) {
+            auto c = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+            auto* chunk = c ? c->message_kind.get_if<proto::ToRivetResponseChunk>() : nullptr;
+            EXPECT_TRUE(chunk);
+            if (chunk) received += chunk->body.size();
+        }
+        EXPECT_EQ(received, 128u * 1024);
+        auto stalled = co_await conn->next(env.clock(), 1000ms);
+        EXPECT_FALSE(stalled) << "the window is full until the gateway acknowledges";
+        conn->push(tunnel(kRequest, 3, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyResponseBodyWindowUpdate{300000}}));
+        bool finished = false;
+        while (!finished) {
+            auto c = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+            auto* chunk = c ? c->message_kind.get_if<proto::ToRivetResponseChunk>() : nullptr;
+            if (!chunk) break;
+            received += chunk->body.size();
+            finished = chunk->finish;
+        }
+        EXPECT_TRUE(finished);
+        EXPECT_EQ(received, 300000u);
+        EXPECT_EQ(env.cb->requests.at(0).body, to_bytes("abcde"));
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
+    Env e;
+    e.cb->hibernate = true;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* o = opened ? opened->message_kind.get_if<proto::ToRivetWebSocketOpen>() : nullptr;
+        EXPECT_TRUE(o && o->can_hibernate);
+        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("ping-1"), false}}));
+        bool acked = false, echoed = false;
+        for (int i = 0; i < 2; ++i) {
+            auto m = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+            if (!m) break;
+            if (auto* a = m->message_kind.get_if<proto::ToRivetWebSocketMessageAck>()) acked = a->index == 1;
+            if (auto* echo = m->message_kind.get_if<proto::ToRivetWebSocketMessage>()) echoed = echo->data == to_bytes("echo:ping-1");
+        }
+        EXPECT_TRUE(acked && echoed);
+
+        conn->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
+        auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(stopped && stopped_in(*stopped));
+        EXPECT_EQ(env.cb->ws->hibernations, 1);
+        EXPECT_TRUE(env.cb->ws->closes.empty());
+
+        std::vector<TunnelId> hibernating;
+        hibernating.push_back(kRequest);
+        co_await start_actor(env, *conn, 2, hibernating);
+        auto reopened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_TRUE(reopened && reopened->message_kind.is<proto::ToRivetWebSocketOpen>());
+        EXPECT_EQ(env.cb->ws->restores, 1);
+        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("dup"), false}}));
+        conn->push(tunnel(kRequest, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("ping-2"), false}}));
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->ws->received.size() >= 2; }));
+        EXPECT_EQ(cb->ws->received, (std::vector<std::string>{"ping-1", "ping-2"}));
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoyShutdown, GracefulSendsStoppingAndClosesAfterActorsStop) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        handle.shutdown();
+        auto stopping = co_await conn->next_of<proto::ToRivetStopping>(env.clock(), kWait);
+        EXPECT_TRUE(stopping);
+        conn->push(stop_command(kActor, 1, 2, proto::StopActorReason::GoingAway));
+        co_await handle.wait_stopped();
+        EXPECT_EQ(env.cb->stops.at(0).reason, StopReason::going_away);
+        EXPECT_TRUE(conn->closed_by_envoy && conn->closed_by_envoy->first == 1000 &&
+                    conn->closed_by_envoy->second == "envoy.shutdown");
+        EXPECT_EQ(env.cb->shutdowns, 1);
+    }(e));
+}

@@ -1,0 +1,122 @@
+#include "recording_callbacks.hpp"
+
+#include <charconv>
+
+#include "runtime/select.hpp"
+
+namespace rivetkit::envoy::testing {
+
+namespace asio = boost::asio;
+
+namespace {
+
+class EchoListener final : public WebSocketListener {
+public:
+    EchoListener(WebSocketSender sender, std::shared_ptr<WsLog> log, std::shared_ptr<rt::Notify> changed)
+        : sender_(std::move(sender)), log_(std::move(log)), changed_(std::move(changed)) {}
+
+    void on_message(WebSocketMessage message) override {
+        std::string text(message.data.begin(), message.data.end());
+        log_->received.push_back(text);
+        sender_.send(to_bytes("echo:" + text), message.binary);
+        changed_->notify_one();
+    }
+    void on_close(CloseFrame frame) override {
+        log_->closes.push_back(std::move(frame));
+        changed_->notify_one();
+    }
+    void on_hibernate() override {
+        ++log_->hibernations;
+        changed_->notify_one();
+    }
+
+private:
+    WebSocketSender sender_;
+    std::shared_ptr<WsLog> log_;
+    std::shared_ptr<rt::Notify> changed_;
+};
+
+}  // namespace
+
+Bytes pattern_bytes(std::size_t n) {
+    Bytes out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>((i * 31 + 7) & 0xff);
+    return out;
+}
+
+void RecordingCallbacks::on_connect(EnvoyHandle) {
+    ++connects;
+    changed->notify_one();
+}
+
+void RecordingCallbacks::on_disconnect(EnvoyHandle) {
+    ++disconnects;
+    changed->notify_one();
+}
+
+asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle, ActorStart start) {
+    starts.push_back(std::move(start));
+    changed->notify_one();
+    co_return start_result;
+}
+
+asio::awaitable<Status> RecordingCallbacks::on_actor_stop(EnvoyHandle, ActorStop stop) {
+    stops.push_back(std::move(stop));
+    changed->notify_one();
+    co_return Status{};
+}
+
+asio::awaitable<HttpResponse> RecordingCallbacks::fetch(EnvoyHandle, HttpRequest request) {
+    HttpResponse response;
+    response.status = 200;
+    response.headers = {{"x-path", request.path},
+                        {"x-method", request.method},
+                        {"x-body-len", std::to_string(request.body.size())}};
+    std::string_view path = request.path;
+    if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
+        std::size_t n = 0;
+        auto digits = path.substr(pos + 5);
+        std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        response.body = pattern_bytes(n);
+    } else {
+        response.body = request.body;
+    }
+    requests.push_back(std::move(request));
+    changed->notify_one();
+    co_return response;
+}
+
+asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> RecordingCallbacks::websocket(
+    EnvoyHandle, WebSocketOpen open, WebSocketSender sender) {
+    if (open.restoring) {
+        ++ws->restores;
+    } else {
+        ++ws->opens;
+    }
+    changed->notify_one();
+    std::shared_ptr<WebSocketListener> listener = std::make_shared<EchoListener>(sender, ws, changed);
+    co_return listener;
+}
+
+void RecordingCallbacks::on_shutdown() {
+    ++shutdowns;
+    changed->notify_one();
+}
+
+std::size_t RecordingCallbacks::starts_of(const std::string& actor_id) const {
+    std::size_t n = 0;
+    for (const auto& s : starts) n += s.actor_id == actor_id ? 1 : 0;
+    return n;
+}
+
+asio::awaitable<bool> wait_until(rt::Clock& clock, rt::Notify& changed,
+                                 std::chrono::milliseconds timeout, std::function<bool()> pred) {
+    auto deadline = clock.now() + timeout;
+    while (!pred()) {
+        std::size_t woke = co_await rt::select(changed, rt::deadline(clock, deadline));
+        if (woke == 1) co_return pred();
+    }
+    co_return true;
+}
+
+}  // namespace rivetkit::envoy::testing

@@ -1,0 +1,62 @@
+#pragma once
+// EnvoyCallbacks for tests: records starts and stops, echoes HTTP and WebSocket traffic, and
+// wakes waiters on every change so tests wait on events, never on sleeps.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "envoy/callbacks.hpp"
+#include "runtime/clock.hpp"
+#include "runtime/notify.hpp"
+
+namespace rivetkit::envoy::testing {
+
+struct WsLog {
+    std::vector<std::string> received;
+    int hibernations = 0;
+    int opens = 0;
+    int restores = 0;
+    std::vector<CloseFrame> closes;
+};
+
+class RecordingCallbacks final : public EnvoyCallbacks {
+public:
+    std::vector<ActorStart> starts;
+    std::vector<ActorStop> stops;
+    std::vector<HttpRequest> requests;
+    std::shared_ptr<WsLog> ws = std::make_shared<WsLog>();
+    std::shared_ptr<rt::Notify> changed = std::make_shared<rt::Notify>();
+    int connects = 0;
+    int disconnects = 0;
+    int shutdowns = 0;
+    Status start_result;
+    bool hibernate = false;
+
+    void on_connect(EnvoyHandle) override;
+    void on_disconnect(EnvoyHandle) override;
+    boost::asio::awaitable<Status> on_actor_start(EnvoyHandle handle, ActorStart start) override;
+    boost::asio::awaitable<Status> on_actor_stop(EnvoyHandle handle, ActorStop stop) override;
+    // 200, echoing the body; "/big/<n>" answers n pattern bytes. Headers x-path, x-method,
+    // x-body-len describe the request as received.
+    boost::asio::awaitable<HttpResponse> fetch(EnvoyHandle handle, HttpRequest request) override;
+    // Echoes every message back as "echo:<text>".
+    boost::asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> websocket(
+        EnvoyHandle handle, WebSocketOpen open, WebSocketSender sender) override;
+    bool can_hibernate(const WebSocketOpen&) override { return hibernate; }
+    void on_shutdown() override;
+
+    std::size_t starts_of(const std::string& actor_id) const;
+};
+
+// Waits until `pred` holds, re-checking on every `changed` notification; false on timeout.
+boost::asio::awaitable<bool> wait_until(rt::Clock& clock, rt::Notify& changed,
+                                        std::chrono::milliseconds timeout,
+                                        std::function<bool()> pred);
+
+Bytes pattern_bytes(std::size_t n);
+
+}  // namespace rivetkit::envoy::testing
