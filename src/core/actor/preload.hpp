@@ -9,6 +9,7 @@
 
 #include "base/bytes.hpp"
 #include "core/actor/kv.hpp"
+#include "core/actor/persist.hpp"
 
 namespace rivetkit::core {
 
@@ -33,6 +34,21 @@ class PreloadedKv {
     std::vector<KvEntry> entries_;
     std::vector<Bytes> requested_get_keys_;
     std::vector<Bytes> requested_prefixes_;
+};
+
+// What the registry learned about key [1] from the start command's preload bundle.
+struct PreloadedPersistedActor {
+    enum class Kind : std::uint8_t { NoBundle, BundleExistsButEmpty, Some };
+    Kind kind = Kind::NoBundle;
+    PersistedActor actor;
+
+    static PreloadedPersistedActor no_bundle() { return {}; }
+    static PreloadedPersistedActor bundle_exists_but_empty() {
+        return {Kind::BundleExistsButEmpty, {}};
+    }
+    static PreloadedPersistedActor some(PersistedActor actor) {
+        return {Kind::Some, std::move(actor)};
+    }
 };
 
 }  // namespace rivetkit::core

@@ -1,0 +1,301 @@
+// ConnHandle and ActorContext's connection map, hibernation queues and restore-on-wake.
+
+#include "core/actor/connection.hpp"
+
+#include <algorithm>
+
+#include "base/log.hpp"
+#include "core/actor/context.hpp"
+#include "core/actor/keys.hpp"
+
+namespace rivetkit::core {
+
+struct ConnHandle::Inner {
+    std::string id;
+    Bytes params;
+    Bytes state;
+    bool is_hibernatable = false;
+    std::optional<HibernatableConnectionMetadata> hibernation;
+    std::set<std::string> subscriptions;
+    std::optional<DisconnectHandler> disconnect_handler;
+    std::optional<DisconnectHandler> transport_disconnect_handler;
+    std::weak_ptr<ActorContextInner> ctx;
+};
+
+Result<std::array<std::uint8_t, 4>> hibernatable_id_from_slice(std::string_view field,
+                                                               BytesView bytes) {
+    if (bytes.size() != 4) {
+        return errors::actor_invalid_request(std::string(field) + " must be exactly 4 bytes");
+    }
+    return std::array<std::uint8_t, 4>{bytes[0], bytes[1], bytes[2], bytes[3]};
+}
+
+ConnHandle::ConnHandle(std::string id, Bytes params, Bytes state, bool is_hibernatable)
+    : p_(std::make_shared<Inner>()) {
+    p_->id = std::move(id);
+    p_->params = std::move(params);
+    p_->state = std::move(state);
+    p_->is_hibernatable = is_hibernatable;
+}
+
+const std::string& ConnHandle::id() const noexcept {
+    return p_->id;
+}
+const Bytes& ConnHandle::params() const noexcept {
+    return p_->params;
+}
+Bytes ConnHandle::state() const {
+    return p_->state;
+}
+bool ConnHandle::is_hibernatable() const noexcept {
+    return p_->is_hibernatable;
+}
+void ConnHandle::set_state_initial(Bytes state) const {
+    p_->state = std::move(state);
+}
+
+void ConnHandle::set_state(Bytes state) const {
+    p_->state = std::move(state);
+    if (!p_->is_hibernatable)
+        return;
+    if (auto inner = p_->ctx.lock())
+        ActorContext(inner).request_hibernation_transport_save(p_->id);
+}
+
+std::optional<HibernatableConnectionMetadata> ConnHandle::hibernation() const {
+    return p_->hibernation;
+}
+void ConnHandle::configure_hibernation(std::optional<HibernatableConnectionMetadata> meta) const {
+    p_->hibernation = std::move(meta);
+}
+void ConnHandle::set_server_message_index(std::uint16_t index) const {
+    if (p_->hibernation)
+        p_->hibernation->server_message_index = index;
+}
+
+bool ConnHandle::subscribe(std::string event_name) const {
+    return p_->subscriptions.insert(std::move(event_name)).second;
+}
+bool ConnHandle::unsubscribe(std::string_view event_name) const {
+    auto it = p_->subscriptions.find(std::string(event_name));
+    if (it == p_->subscriptions.end())
+        return false;
+    p_->subscriptions.erase(it);
+    return true;
+}
+std::vector<std::string> ConnHandle::subscriptions() const {
+    return {p_->subscriptions.begin(), p_->subscriptions.end()};
+}
+void ConnHandle::clear_subscriptions() const {
+    p_->subscriptions.clear();
+}
+
+void ConnHandle::configure_disconnect_handler(std::optional<DisconnectHandler> handler) const {
+    p_->disconnect_handler = std::move(handler);
+}
+void ConnHandle::configure_transport_disconnect_handler(
+    std::optional<DisconnectHandler> handler) const {
+    p_->transport_disconnect_handler = std::move(handler);
+}
+Result<DisconnectHandler> ConnHandle::managed_disconnect_handler() const {
+    if (!p_->disconnect_handler)
+        return errors::actor_not_configured("connection disconnect handler");
+    return *p_->disconnect_handler;
+}
+
+boost::asio::awaitable<Status> ConnHandle::disconnect(std::optional<std::string> reason) const {
+    ConnHandle self = *this;
+    if (self.p_->transport_disconnect_handler) {
+        DisconnectHandler transport = *self.p_->transport_disconnect_handler;
+        Status st = co_await transport(reason);
+        if (!st.ok())
+            co_return st;
+    }
+    auto managed = self.managed_disconnect_handler();
+    if (!managed.ok())
+        co_return std::move(managed).error();
+    DisconnectHandler handler = std::move(managed).value();
+    co_return co_await handler(std::move(reason));
+}
+
+boost::asio::awaitable<Status> ConnHandle::disconnect_transport_only() const {
+    ConnHandle self = *this;
+    if (!self.p_->transport_disconnect_handler)
+        co_return Status{};
+    DisconnectHandler transport = *self.p_->transport_disconnect_handler;
+    co_return co_await transport(std::nullopt);
+}
+
+Result<PersistedConnection> ConnHandle::to_persisted() const {
+    if (!p_->hibernation) {
+        return Error("connection", "not_hibernatable",
+                     "Connection '" + p_->id + "' has no hibernation metadata.");
+    }
+    const auto& meta = *p_->hibernation;
+    PersistedConnection out;
+    out.id = p_->id;
+    out.parameters = p_->params;
+    out.state = p_->state;
+    for (const auto& sub : p_->subscriptions)
+        out.subscriptions.push_back({sub});
+    out.gateway_id = meta.gateway_id;
+    out.request_id = meta.request_id;
+    out.server_message_index = meta.server_message_index;
+    out.client_message_index = meta.client_message_index;
+    out.request_path = meta.request_path;
+    out.request_headers.assign(meta.request_headers.begin(), meta.request_headers.end());
+    return out;
+}
+
+ConnHandle ConnHandle::from_persisted(const PersistedConnection& persisted) {
+    ConnHandle conn(persisted.id, persisted.parameters, persisted.state, true);
+    for (const auto& sub : persisted.subscriptions)
+        conn.subscribe(sub.event_name);
+    HibernatableConnectionMetadata meta;
+    meta.gateway_id = persisted.gateway_id;
+    meta.request_id = persisted.request_id;
+    meta.server_message_index = persisted.server_message_index;
+    meta.client_message_index = persisted.client_message_index;
+    meta.request_path = persisted.request_path;
+    meta.request_headers.insert(persisted.request_headers.begin(), persisted.request_headers.end());
+    conn.configure_hibernation(std::move(meta));
+    return conn;
+}
+
+void ConnHandle::attach(std::weak_ptr<ActorContextInner> ctx) const {
+    p_->ctx = std::move(ctx);
+}
+
+// MARK: ActorContext
+
+void ActorContext::add_conn(ConnHandle conn) const {
+    conn.attach(p_);
+    std::string id = conn.id();
+    p_->conns.insert_or_assign(std::move(id), std::move(conn));
+    signal_activity();
+}
+
+std::optional<ConnHandle> ActorContext::remove_conn(std::string_view id) const {
+    auto it = p_->conns.find(std::string(id));
+    if (it == p_->conns.end())
+        return std::nullopt;
+    ConnHandle removed = std::move(it->second);
+    p_->conns.erase(it);
+    signal_activity();
+    return removed;
+}
+
+std::optional<ConnHandle> ActorContext::conn(std::string_view id) const {
+    auto it = p_->conns.find(std::string(id));
+    if (it == p_->conns.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::vector<ConnHandle> ActorContext::conns() const {
+    std::vector<ConnHandle> out;
+    out.reserve(p_->conns.size());
+    for (const auto& [id, conn] : p_->conns)
+        out.push_back(conn);
+    return out;
+}
+
+boost::asio::awaitable<Status> ActorContext::disconnect_conn(std::string id) const {
+    return disconnect_conns([id](const ConnHandle& conn) { return conn.id() == id; });
+}
+
+boost::asio::awaitable<Status> ActorContext::disconnect_conns(
+    std::function<bool(const ConnHandle&)> predicate) const {
+    ActorContext self = *this;
+    std::vector<ConnHandle> matches;
+    for (const auto& conn : self.conns()) {
+        if (predicate(conn))
+            matches.push_back(conn);
+    }
+    std::vector<std::string> failed;
+    for (const auto& conn : matches) {
+        Status st = co_await conn.disconnect_transport_only();
+        if (!st.ok()) {
+            failed.push_back(conn.id());
+            continue;
+        }
+        self.remove_conn(conn.id());
+        if (conn.is_hibernatable()) {
+            self.p_->pending_hibernation_updates.erase(conn.id());
+            self.p_->pending_hibernation_removals.insert(conn.id());
+        }
+    }
+    if (!failed.empty()) {
+        std::string ids;
+        for (const auto& id : failed)
+            ids += (ids.empty() ? "" : ", ") + id;
+        co_return Error("connection", "disconnect_failed",
+                        "Failed to disconnect connections: " + ids);
+    }
+    co_return Status{};
+}
+
+void ActorContext::request_hibernation_transport_save(std::string_view id) const {
+    p_->pending_hibernation_updates.insert(std::string(id));
+    request_save({});
+}
+
+void ActorContext::request_hibernation_transport_removal(std::string id) const {
+    p_->pending_hibernation_updates.erase(id);
+    p_->pending_hibernation_removals.insert(std::move(id));
+    request_save({});
+}
+
+void ActorContext::set_hibernated_connection_liveness_override(
+    std::vector<std::pair<Bytes, Bytes>> pairs) const {
+    std::set<std::pair<GatewayId, RequestId>> live;
+    for (const auto& [gateway, request] : pairs) {
+        auto g = hibernatable_id_from_slice("gateway_id", gateway);
+        auto r = hibernatable_id_from_slice("request_id", request);
+        if (g.ok() && r.ok())
+            live.emplace(g.value(), r.value());
+    }
+    p_->liveness_override = std::move(live);
+}
+
+Result<bool> ActorContext::hibernated_connection_is_live(
+    const HibernatableConnectionMetadata& meta) const {
+    if (p_->liveness_override) {
+        return p_->liveness_override->count({meta.gateway_id, meta.request_id}) > 0;
+    }
+    if (!p_->envoy)
+        return false;
+    return p_->envoy->is_hibernating_request_live(p_->actor_id, meta.gateway_id, meta.request_id);
+}
+
+boost::asio::awaitable<Result<std::vector<ConnHandle>>>
+ActorContext::restore_hibernatable_connections(const PreloadedKv* preload) const {
+    ActorContext self = *this;
+    std::vector<KvEntry> entries;
+    std::optional<std::vector<KvEntry>> preloaded;
+    if (preload != nullptr)
+        preloaded = preload->prefix_entries(keys::kConnPrefix);
+    if (preloaded) {
+        entries = std::move(*preloaded);
+    } else {
+        auto listed = co_await self.p_->kv.list_prefix(keys::to_bytes(keys::kConnPrefix));
+        if (!listed.ok())
+            co_return std::move(listed).error();
+        entries = std::move(listed).value();
+    }
+    std::vector<ConnHandle> restored;
+    for (const auto& [key, value] : entries) {
+        auto decoded = decode_persisted_connection(value);
+        if (!decoded.ok()) {
+            log::warn("skipping undecodable hibernatable connection",
+                      {{"actor_id", self.p_->actor_id}, {"error", decoded.error().to_string()}});
+            continue;
+        }
+        ConnHandle conn = ConnHandle::from_persisted(decoded.value());
+        self.add_conn(conn);
+        restored.push_back(std::move(conn));
+    }
+    co_return restored;
+}
+
+}  // namespace rivetkit::core

@@ -1,0 +1,95 @@
+#pragma once
+// Connections: a cheap, copyable handle on one client connection.
+//
+// Hibernatable connections (websockets the engine keeps open while the actor sleeps) carry
+// HibernatableConnectionMetadata and are persisted under [2] + conn id; their state changes are
+// queued on the owning context and written on the next save tick, never inline.
+
+#include <array>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+#include "core/actor/persist.hpp"
+
+namespace rivetkit::core {
+
+struct ActorContextInner;
+
+using GatewayId = std::array<std::uint8_t, 4>;
+using RequestId = std::array<std::uint8_t, 4>;
+
+// Both ids must be exactly 4 bytes (actor/invalid_request otherwise).
+Result<std::array<std::uint8_t, 4>> hibernatable_id_from_slice(std::string_view field,
+                                                               BytesView bytes);
+
+struct HibernatableConnectionMetadata {
+    GatewayId gateway_id{};
+    RequestId request_id{};
+    std::uint16_t server_message_index = 0;
+    std::uint16_t client_message_index = 0;
+    std::string request_path;
+    std::map<std::string, std::string> request_headers;
+};
+
+// Called with the disconnect reason; resolves when the connection is gone.
+using DisconnectHandler =
+    std::function<boost::asio::awaitable<Status>(std::optional<std::string> reason)>;
+
+class ConnHandle {
+  public:
+    ConnHandle(std::string id, Bytes params, Bytes state, bool is_hibernatable);
+
+    const std::string& id() const noexcept;
+    const Bytes& params() const noexcept;
+    Bytes state() const;
+    bool is_hibernatable() const noexcept;
+    // Hibernatable: marks the connection dirty, queues a hibernation save and requests a save.
+    // Otherwise the state lives in memory only.
+    void set_state(Bytes state) const;
+    // Boot-time replace without queuing a save.
+    void set_state_initial(Bytes state) const;
+
+    std::optional<HibernatableConnectionMetadata> hibernation() const;
+    void configure_hibernation(std::optional<HibernatableConnectionMetadata> meta) const;
+    void set_server_message_index(std::uint16_t index) const;
+
+    bool subscribe(std::string event_name) const;
+    bool unsubscribe(std::string_view event_name) const;
+    std::vector<std::string> subscriptions() const;
+    void clear_subscriptions() const;
+
+    void configure_disconnect_handler(std::optional<DisconnectHandler> handler) const;
+    void configure_transport_disconnect_handler(std::optional<DisconnectHandler> handler) const;
+    // The managed handler (removes the connection from its actor); error if none is configured.
+    Result<DisconnectHandler> managed_disconnect_handler() const;
+    // Transport handler first, then the managed handler.
+    boost::asio::awaitable<Status> disconnect(std::optional<std::string> reason) const;
+    // Only the transport side (used by ActorContext::disconnect_conn).
+    boost::asio::awaitable<Status> disconnect_transport_only() const;
+
+    // The full persisted record, from the live handle; error without hibernation metadata.
+    Result<PersistedConnection> to_persisted() const;
+    static ConnHandle from_persisted(const PersistedConnection& persisted);
+
+    // The context that owns this connection (set by add_conn); weak so a connection held by user
+    // code never keeps an actor alive.
+    void attach(std::weak_ptr<ActorContextInner> ctx) const;
+
+    friend bool operator==(const ConnHandle& a, const ConnHandle& b) { return a.p_ == b.p_; }
+
+  private:
+    struct Inner;
+    std::shared_ptr<Inner> p_;
+};
+
+}  // namespace rivetkit::core

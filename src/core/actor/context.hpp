@@ -1,0 +1,352 @@
+#pragma once
+// ActorContext: the cheap-copy handle every part of an actor shares (task, runtime, connections).
+//
+// All storage sits on one ActorContextInner; behaviour is split by concern across state.cpp
+// (persistence and save requests), sleep.cpp (work tracking, can_sleep, sleep/destroy requests),
+// schedule.cpp (scheduled events and alarms), connection.cpp (connections and hibernation) and
+// inspector.cpp (inspector attach and overlay). Threading: an actor lives on one io_context
+// thread; the context is not synchronised and must only be touched from that thread.
+//
+// Ownership invariant: nothing stored inside the inner state may hold a strong ActorContext
+// (hooks and spawned work hold WeakActorContext), so dropping every handle frees the actor.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+#include "core/actor/config.hpp"
+#include "core/actor/connection.hpp"
+#include "core/actor/envoy_link.hpp"
+#include "core/actor/kv.hpp"
+#include "core/actor/messages.hpp"
+#include "core/actor/persist.hpp"
+#include "core/actor/preload.hpp"
+#include "core/actor/task_types.hpp"
+#include "runtime/cancellation.hpp"
+#include "runtime/channel.hpp"
+#include "runtime/clock.hpp"
+#include "runtime/notify.hpp"
+#include "runtime/spawn.hpp"
+
+namespace rivetkit::core {
+
+using Instant = rt::Clock::time_point;
+
+// Counters a region can hold open (see can_sleep and can_finalize_shutdown).
+enum class RegionKind : std::uint8_t {
+    KeepAwake,
+    InternalKeepAwake,
+    WebSocketCallback,
+    DisconnectCallback,
+    CoreHook,
+    RunHandler,
+};
+
+struct ActorContextInner {
+    // Identity and plumbing.
+    std::string actor_id;
+    std::string name;
+    std::vector<std::string> key;
+    std::string region;
+    boost::asio::any_io_executor executor;
+    rt::Clock* clock = nullptr;
+    Kv kv;
+    ActorConfig config;
+    std::shared_ptr<EnvoyLink> envoy;
+    std::optional<std::uint32_t> generation;
+    std::optional<rt::Sender<LifecycleEvent>> lifecycle_events;
+    std::optional<rt::Sender<ActorEvent>> actor_events;
+
+    // Activity: any change to a sleep input sets the dirty flag and wakes the task once.
+    rt::Notify activity;
+    bool activity_dirty = false;
+    bool started = false;
+
+    // State and saving (state.cpp).
+    PersistedActor persisted;
+    bool dirty = false;
+    std::uint64_t state_revision = 0;
+    std::uint64_t save_request_revision = 0;
+    std::uint64_t completed_save_revision = 0;
+    bool save_requested = false;
+    bool save_requested_immediate = false;
+    std::optional<Instant> save_max_wait_deadline;
+    std::optional<Instant> last_save_at;
+    rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
+    std::vector<std::function<void(const RequestSaveOpts&)>> request_save_hooks;
+    std::set<std::string> pending_hibernation_updates;
+    std::set<std::string> pending_hibernation_removals;
+    std::size_t in_flight_writes = 0;
+    std::size_t tracked_persists = 0;
+    bool persist_busy = false;
+    std::optional<rt::JoinHandle<void>> debounced_persist;
+
+    // Work tracking (sleep.cpp).
+    std::size_t keep_awake = 0;
+    std::size_t internal_keep_awake = 0;
+    std::size_t core_hooks = 0;
+    std::size_t websocket_callbacks = 0;
+    std::size_t pending_disconnects = 0;
+    std::size_t run_handlers = 0;
+    bool queue_wait_active = false;
+    std::map<std::uint64_t, rt::JoinHandle<void>> shutdown_tasks;
+    std::uint64_t next_work_id = 0;
+    rt::Notify work_changed;  // notify_waiters whenever a counter or the task set changes
+    bool teardown_started = false;
+    rt::CancellationToken abort_token;
+    rt::CancellationToken shutdown_deadline_token;
+    bool sleep_requested = false;
+    bool destroy_requested = false;
+    bool destroy_completed = false;
+    rt::Notify destroy_completed_notify;
+    std::size_t sleep_request_count = 0;
+
+    // Schedule and alarms (schedule.cpp).
+    bool schedule_dirty_since_push = true;
+    std::optional<std::int64_t> last_pushed_alarm;
+    bool alarm_dispatch_suspended = false;
+    std::size_t pending_alarm_writes = 0;
+    rt::Notify alarm_writes_changed;
+    std::function<void()> local_alarm_callback;
+    std::optional<rt::JoinHandle<void>> local_alarm_timer;
+    std::size_t driver_alarm_cancel_count = 0;
+
+    // Connections (connection.cpp), ordered by id.
+    std::map<std::string, ConnHandle> conns;
+    std::optional<std::set<std::pair<GatewayId, RequestId>>> liveness_override;
+
+    // Inspector (inspector.cpp).
+    bool inspector_configured = false;
+    std::size_t inspector_attached = 0;
+    std::vector<rt::Sender<Bytes>> overlay_subscribers;
+
+    // Opaque user vars, created by the runtime.
+    std::shared_ptr<void> vars;
+};
+
+class ActorContext;
+
+class WeakActorContext {
+  public:
+    WeakActorContext() = default;
+    explicit WeakActorContext(std::weak_ptr<ActorContextInner> p) : p_(std::move(p)) {}
+    std::optional<ActorContext> upgrade() const;
+
+  private:
+    std::weak_ptr<ActorContextInner> p_;
+};
+
+// Holds one unit of a counter open; releasing it signals activity.
+class WorkRegion {
+  public:
+    WorkRegion(std::shared_ptr<ActorContextInner> inner, RegionKind kind);
+    WorkRegion(WorkRegion&& other) noexcept;
+    WorkRegion& operator=(WorkRegion&& other) noexcept;
+    WorkRegion(const WorkRegion&) = delete;
+    WorkRegion& operator=(const WorkRegion&) = delete;
+    ~WorkRegion();
+    void release() noexcept;
+
+  private:
+    std::shared_ptr<ActorContextInner> inner_;
+    RegionKind kind_;
+};
+
+// Held while an inspector is attached; the 0→1 and 1→0 edges notify the task.
+class InspectorAttachGuard {
+  public:
+    explicit InspectorAttachGuard(std::shared_ptr<ActorContextInner> inner);
+    InspectorAttachGuard(InspectorAttachGuard&&) noexcept = default;
+    InspectorAttachGuard& operator=(InspectorAttachGuard&&) noexcept = delete;
+    InspectorAttachGuard(const InspectorAttachGuard&) = delete;
+    ~InspectorAttachGuard();
+
+  private:
+    std::shared_ptr<ActorContextInner> inner_;
+};
+
+class ActorContext {
+  public:
+    template <typename T>
+    using Task = boost::asio::awaitable<T>;
+
+    ActorContext(boost::asio::any_io_executor executor, rt::Clock& clock, std::string actor_id,
+                 std::string name, std::vector<std::string> key, std::string region, Kv kv = {});
+    explicit ActorContext(std::shared_ptr<ActorContextInner> inner) : p_(std::move(inner)) {}
+
+    // MARK: identity and wiring (context.cpp)
+    const std::string& actor_id() const noexcept { return p_->actor_id; }
+    const std::string& name() const noexcept { return p_->name; }
+    const std::vector<std::string>& key() const noexcept { return p_->key; }
+    const std::string& region() const noexcept { return p_->region; }
+    const boost::asio::any_io_executor& executor() const noexcept { return p_->executor; }
+    rt::Clock& clock() const noexcept { return *p_->clock; }
+    const Kv& kv() const noexcept { return p_->kv; }
+    const ActorConfig& config() const noexcept { return p_->config; }
+    void configure(ActorConfig config) const { p_->config = std::move(config); }
+    WeakActorContext downgrade() const { return WeakActorContext(p_); }
+    const std::shared_ptr<ActorContextInner>& inner() const noexcept { return p_; }
+    std::optional<ActorSpecifier> specifier() const;
+
+    void configure_lifecycle_events(std::optional<rt::Sender<LifecycleEvent>> tx) const;
+    void configure_actor_events(std::optional<rt::Sender<ActorEvent>> tx) const;
+    void configure_envoy(std::shared_ptr<EnvoyLink> envoy,
+                         std::optional<std::uint32_t> generation) const;
+    const std::shared_ptr<EnvoyLink>& envoy() const noexcept { return p_->envoy; }
+    std::optional<std::uint32_t> generation() const noexcept { return p_->generation; }
+    // Sends an event to the runtime; actor/not_configured or actor/not_ready when it cannot.
+    Status try_send_actor_event(ActorEvent event, std::string_view operation) const;
+    void send_lifecycle_event(LifecycleEvent event) const;
+
+    template <typename T>
+    std::shared_ptr<T> vars() const {
+        return std::static_pointer_cast<T>(p_->vars);
+    }
+    void set_vars(std::shared_ptr<void> vars) const { p_->vars = std::move(vars); }
+
+    // MARK: state (state.cpp)
+    Bytes state() const { return p_->persisted.state; }
+    // Boot-time replace (also what a runtime mutation looks like to core): marks dirty.
+    void set_state_initial(Bytes state) const;
+    void request_save(RequestSaveOpts opts) const;
+    Task<Status> request_save_and_wait(RequestSaveOpts opts) const;
+    Task<Status> save_state(std::vector<StateDelta> deltas) const;
+    bool save_requested() const noexcept { return p_->save_requested; }
+    bool save_requested_immediate() const noexcept { return p_->save_requested_immediate; }
+    std::uint64_t save_request_revision() const noexcept { return p_->save_request_revision; }
+    Instant save_deadline(bool immediate) const;
+    PersistedActor persisted_actor() const { return p_->persisted; }
+    void load_persisted_actor(PersistedActor persisted) const;
+    void set_has_initialized(bool value) const;
+    bool has_initialized() const noexcept { return p_->persisted.has_initialized; }
+    void set_input(std::optional<Bytes> input) const;
+    std::optional<Bytes> input() const { return p_->persisted.input; }
+    void set_scheduled_events(std::vector<PersistedScheduleEvent> events) const;
+    WorkRegion begin_on_state_change() const;
+    void on_request_save(std::function<void(const RequestSaveOpts&)> hook) const;
+    // Writes [1] now if anything core-owned changed.
+    Task<Status> persist_if_dirty() const;
+    // A background persist of [1] that wait_for_pending_state_writes() awaits.
+    void persist_now_tracked(std::string_view description) const;
+    Task<void> wait_for_pending_state_writes() const;
+    Task<Status> save_state_with_revision(std::vector<StateDelta> deltas,
+                                          std::uint64_t revision) const;
+
+    // MARK: work tracking, sleep and destroy (sleep.cpp)
+    CanSleep can_sleep() const;
+    bool can_finalize_shutdown(ShutdownKind reason) const;
+    bool started() const noexcept { return p_->started; }
+    void set_started(bool started) const;
+    WorkRegion keep_awake_region() const { return WorkRegion(p_, RegionKind::KeepAwake); }
+    WorkRegion internal_keep_awake_region() const {
+        return WorkRegion(p_, RegionKind::InternalKeepAwake);
+    }
+    WorkRegion region(RegionKind kind) const { return WorkRegion(p_, kind); }
+    // Runs `fut` while holding a keep-awake region.
+    template <typename T>
+    Task<T> keep_awake(Task<T> fut) const {
+        return keep_awake_impl(*this, std::move(fut));
+    }
+    // Detached work that delays shutdown (but not idle sleep) and is cancelled at the grace
+    // deadline. After teardown started the future is dropped at once with one WARN.
+    bool wait_until(Task<void> fut) const;
+    bool register_task(Task<void> fut) const;
+    // Same, with an internal keep-awake region (blocks idle sleep too).
+    bool spawn_shutdown_task(std::string_view kind, Task<void> fut, bool keep_awake) const;
+    std::size_t keep_awake_count() const noexcept { return p_->keep_awake; }
+    std::size_t internal_keep_awake_count() const noexcept { return p_->internal_keep_awake; }
+    std::size_t core_dispatched_hook_count() const noexcept { return p_->core_hooks; }
+    std::size_t shutdown_task_count() const noexcept { return p_->shutdown_tasks.size(); }
+    Task<bool> wait_for_shutdown_tasks(Instant deadline) const;
+    // Drains tracked work at shutdown: abort-and-join when the deadline was reached, otherwise
+    // wait for it to finish. Either way later spawns are refused afterwards.
+    Task<void> teardown_sleep_state(bool deadline_reached) const;
+    void signal_activity() const;
+    bool take_activity_dirty() const;
+
+    Status sleep() const;
+    Status destroy() const;
+    bool sleep_requested() const noexcept { return p_->sleep_requested; }
+    void clear_sleep_requested() const { p_->sleep_requested = false; }
+    bool destroy_requested() const noexcept { return p_->destroy_requested; }
+    std::size_t sleep_request_count() const noexcept { return p_->sleep_request_count; }
+    void mark_destroy_completed() const;
+    bool destroy_completed() const noexcept { return p_->destroy_completed; }
+    Task<void> wait_for_destroy_completion_public() const;
+    bool actor_aborted() const { return p_->abort_token.is_cancelled(); }
+    const rt::CancellationToken& actor_abort_signal() const { return p_->abort_token; }
+    void cancel_actor_abort() const { p_->abort_token.cancel(); }
+    void renew_actor_abort_token() const;
+    const rt::CancellationToken& shutdown_deadline_token() const {
+        return p_->shutdown_deadline_token;
+    }
+
+    // MARK: schedule and alarms (schedule.cpp)
+    void after(std::chrono::milliseconds delay, std::string action, Bytes args) const;
+    void at(std::int64_t timestamp_ms, std::string action, Bytes args) const;
+    std::optional<PersistedScheduleEvent> next_event() const;
+    Task<Status> drain_overdue_scheduled_events() const;
+    void sync_alarm() const;
+    void sync_future_alarm() const;
+    Task<void> wait_for_pending_alarm_writes() const;
+    std::optional<std::int64_t> last_pushed_alarm() const noexcept { return p_->last_pushed_alarm; }
+    void load_last_pushed_alarm(std::optional<std::int64_t> ts) const {
+        p_->last_pushed_alarm = ts;
+    }
+    void set_local_alarm_callback(std::function<void()> callback) const;
+    void suspend_alarm_dispatch() const { p_->alarm_dispatch_suspended = true; }
+    void resume_alarm_dispatch() const { p_->alarm_dispatch_suspended = false; }
+    void cancel_local_alarm_timeouts() const;
+    void cancel_driver_alarm() const;
+    std::size_t test_driver_alarm_cancel_count() const noexcept {
+        return p_->driver_alarm_cancel_count;
+    }
+
+    // MARK: connections (connection.cpp)
+    void add_conn(ConnHandle conn) const;
+    std::optional<ConnHandle> remove_conn(std::string_view id) const;
+    std::optional<ConnHandle> conn(std::string_view id) const;
+    std::vector<ConnHandle> conns() const;
+    Task<Status> disconnect_conn(std::string id) const;
+    Task<Status> disconnect_conns(std::function<bool(const ConnHandle&)> predicate) const;
+    void request_hibernation_transport_save(std::string_view id) const;
+    void request_hibernation_transport_removal(std::string id) const;
+    void set_hibernated_connection_liveness_override(
+        std::vector<std::pair<Bytes, Bytes>> pairs) const;
+    Result<bool> hibernated_connection_is_live(const HibernatableConnectionMetadata& meta) const;
+    // Reads every [2] record (preload first) and adds the decodable ones to the map.
+    Task<Result<std::vector<ConnHandle>>> restore_hibernatable_connections(
+        const PreloadedKv* preload) const;
+    // Removes dead restored connections and queues their records for deletion.
+    void settle_restored_connections() const;
+
+    // MARK: inspector (inspector.cpp)
+    void configure_inspector_runtime() const;
+    std::optional<InspectorAttachGuard> inspector_attach() const;
+    std::size_t inspector_attach_count() const noexcept { return p_->inspector_attached; }
+    std::optional<rt::Receiver<Bytes>> subscribe_inspector() const;
+    void broadcast_inspector_overlay(const std::vector<StateDelta>& deltas) const;
+
+  private:
+    template <typename T>
+    static Task<T> keep_awake_impl(ActorContext self, Task<T> fut) {
+        WorkRegion region = self.keep_awake_region();
+        co_return co_await std::move(fut);
+    }
+
+    std::shared_ptr<ActorContextInner> p_;
+};
+
+}  // namespace rivetkit::core

@@ -1,0 +1,203 @@
+#pragma once
+// The ActorEvent contract between core and the user runtime (the `run` handler), and the reply
+// handles that travel inside events.
+//
+// A Reply that is destroyed unanswered answers actor/dropped_reply, so a runtime that ignores an
+// event still completes it: core counts hooks as done, gives the caller an error, and treats an
+// unanswered SerializeState as "no deltas".
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+#include "core/actor/connection.hpp"
+#include "core/actor/task_types.hpp"
+#include "runtime/channel.hpp"
+#include "runtime/oneshot.hpp"
+
+namespace rivetkit::core {
+
+template <typename T>
+class Reply {
+  public:
+    explicit Reply(rt::OneshotSender<Result<T>> tx) : tx_(std::move(tx)) {}
+    Reply(Reply&&) noexcept = default;
+    Reply& operator=(Reply&& other) noexcept {
+        if (this != &other) {
+            drop();
+            tx_ = std::move(other.tx_);
+        }
+        return *this;
+    }
+    Reply(const Reply&) = delete;
+    Reply& operator=(const Reply&) = delete;
+    ~Reply() { drop(); }
+
+    // Delivers once; false when the requester is gone or this reply was already used.
+    bool send(Result<T> result) {
+        if (!tx_)
+            return false;
+        auto tx = std::move(*tx_);
+        tx_.reset();
+        return tx.send(std::move(result));
+    }
+    bool answered() const noexcept { return !tx_.has_value(); }
+
+    // A reply plus the receiver its answer arrives on.
+    static std::pair<Reply, rt::OneshotReceiver<Result<T>>> make() {
+        auto [tx, rx] = rt::oneshot<Result<T>>();
+        return {Reply(std::move(tx)), std::move(rx)};
+    }
+
+  private:
+    void drop() {
+        if (tx_)
+            send(errors::actor_dropped_reply());
+    }
+    std::optional<rt::OneshotSender<Result<T>>> tx_;
+};
+
+// Minimal HTTP request/response as they cross into the runtime.
+struct HttpRequest {
+    std::string method = "GET";
+    std::string path = "/";
+    std::map<std::string, std::string> headers;
+    Bytes body;
+};
+struct HttpResponse {
+    std::uint16_t status = 200;
+    std::map<std::string, std::string> headers;
+    Bytes body;
+};
+
+enum class SerializeStateReason : std::uint8_t { Save, Inspector };
+
+// What the runtime returns from SerializeState.
+struct StateDelta {
+    enum class Kind : std::uint8_t { ActorState, ConnHibernation, ConnHibernationRemoved };
+    Kind kind = Kind::ActorState;
+    std::string conn;  // ConnHibernation / ConnHibernationRemoved
+    Bytes bytes;       // ActorState / ConnHibernation
+
+    static StateDelta actor_state(Bytes b) { return {Kind::ActorState, {}, std::move(b)}; }
+    static StateDelta conn_hibernation(std::string c, Bytes b) {
+        return {Kind::ConnHibernation, std::move(c), std::move(b)};
+    }
+    static StateDelta conn_hibernation_removed(std::string c) {
+        return {Kind::ConnHibernationRemoved, std::move(c), {}};
+    }
+    friend bool operator==(const StateDelta&, const StateDelta&) = default;
+};
+
+// The inspector overlay payload: CBOR of the delta list in upstream's serde layout.
+Bytes encode_state_deltas_cbor(const std::vector<StateDelta>& deltas);
+std::optional<std::vector<StateDelta>> decode_state_deltas_cbor(BytesView payload);
+
+struct QueueSendResult {
+    enum class Status : std::uint8_t { Completed, TimedOut };
+    Status status = Status::Completed;
+    std::optional<Bytes> response;
+};
+
+namespace event {
+struct Action {
+    std::string name;
+    Bytes args;
+    std::optional<ConnHandle> conn;  // None for schedule-originated calls
+    Reply<Bytes> reply;
+};
+struct HttpRequestEv {
+    HttpRequest request;
+    Reply<HttpResponse> reply;
+};
+struct QueueSend {
+    std::string name;
+    Bytes body;
+    ConnHandle conn;
+    HttpRequest request;
+    bool wait = false;
+    std::optional<std::uint64_t> timeout_ms;
+    Reply<QueueSendResult> reply;
+};
+struct WebSocketOpen {
+    ConnHandle conn;
+    std::optional<HttpRequest> request;
+    Reply<void> reply;
+};
+struct ConnectionPreflight {
+    ConnHandle conn;
+    Bytes params;
+    std::optional<HttpRequest> request;
+    Reply<void> reply;
+};
+struct ConnectionOpen {
+    ConnHandle conn;
+    std::optional<HttpRequest> request;
+    Reply<void> reply;
+};
+struct ConnectionClosed {
+    ConnHandle conn;
+};
+struct SubscribeRequest {
+    ConnHandle conn;
+    std::string event_name;
+    Reply<void> reply;
+};
+struct SerializeState {
+    SerializeStateReason reason;
+    Reply<std::vector<StateDelta>> reply;
+};
+struct RunGracefulCleanup {
+    ShutdownKind reason;
+    Reply<void> reply;
+};
+struct DisconnectConn {
+    std::string conn_id;
+    Reply<void> reply;
+};
+struct WorkflowHistoryRequested {
+    Reply<std::optional<Bytes>> reply;
+};
+struct WorkflowReplayRequested {
+    std::optional<std::string> entry_id;
+    Reply<std::optional<Bytes>> reply;
+};
+}  // namespace event
+
+using ActorEvent =
+    std::variant<event::Action, event::HttpRequestEv, event::QueueSend, event::WebSocketOpen,
+                 event::ConnectionPreflight, event::ConnectionOpen, event::ConnectionClosed,
+                 event::SubscribeRequest, event::SerializeState, event::RunGracefulCleanup,
+                 event::DisconnectConn, event::WorkflowHistoryRequested,
+                 event::WorkflowReplayRequested>;
+
+// The kind label used in logs ("action", "serialize_state_save", "run_sleep_cleanup", ...).
+std::string_view event_kind(const ActorEvent& event) noexcept;
+
+// The runtime's end of the actor-event stream. Every event handed out logs "actor event drained".
+class ActorEvents {
+  public:
+    ActorEvents(std::string actor_id, rt::Receiver<ActorEvent> rx)
+        : actor_id_(std::move(actor_id)), rx_(std::move(rx)) {}
+    ActorEvents(ActorEvents&&) noexcept = default;
+    ActorEvents& operator=(ActorEvents&&) noexcept = default;
+
+    // The next event; nullopt once core closed the stream. `this` must outlive the await.
+    boost::asio::awaitable<std::optional<ActorEvent>> recv();
+    std::optional<ActorEvent> try_recv();
+
+  private:
+    void log_drained(const ActorEvent& event) const;
+    std::string actor_id_;
+    rt::Receiver<ActorEvent> rx_;
+};
+
+}  // namespace rivetkit::core

@@ -1,0 +1,218 @@
+// ActorContext: scheduled events and the engine alarm.
+//
+// Events live in PersistedActor.scheduled_events sorted by (timestamp, event_id). The engine is
+// told the earliest timestamp; `last_pushed_alarm` ([6]) dedups pushes across restarts, and the
+// "dirty since push" flag (fresh contexts start dirty) keeps unchanged schedules from re-pushing.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "base/log.hpp"
+#include "core/actor/context.hpp"
+#include "core/actor/keys.hpp"
+
+namespace rivetkit::core {
+namespace {
+
+std::string random_uuid_v4() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::uint64_t hi = rng();
+    std::uint64_t lo = rng();
+    hi = (hi & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;
+    lo = (lo & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
+    return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
+                       hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
+}
+
+bool event_before(const PersistedScheduleEvent& a, const PersistedScheduleEvent& b) {
+    return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.event_id < b.event_id;
+}
+
+boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
+                                                       PersistedScheduleEvent ev) {
+    auto ctx = weak.upgrade();
+    if (!ctx)
+        co_return;
+    auto [reply, rx] = Reply<Bytes>::make();
+    event::Action action{ev.action, ev.args.value_or(Bytes{}), std::nullopt, std::move(reply)};
+    Status sent = ctx->try_send_actor_event(ActorEvent(std::move(action)), "scheduled_action");
+    if (!sent.ok()) {
+        log::warn("scheduled action dispatch failed", {{"actor_id", ctx->actor_id()},
+                                                       {"action", ev.action},
+                                                       {"error", sent.error().to_string()}});
+        co_return;
+    }
+    auto result = co_await rx.recv();
+    if (!result || !result->ok()) {
+        const std::string error =
+            result ? result->error().to_string() : errors::actor_dropped_reply().to_string();
+        log::error("scheduled action failed",
+                   {{"actor_id", ctx->actor_id()}, {"action", ev.action}, {"error", error}});
+    }
+}
+
+boost::asio::awaitable<void> persist_alarm_after_ack(WeakActorContext weak,
+                                                     rt::OneshotReceiver<Status> ack,
+                                                     std::optional<std::int64_t> alarm_ts) {
+    auto acked = co_await ack.recv();
+    auto ctx = weak.upgrade();
+    if (!ctx)
+        co_return;
+    auto& s = *ctx->inner();
+    if (acked && acked->ok()) {
+        Status put = co_await s.kv.put(keys::to_bytes(keys::kLastPushedAlarm),
+                                       encode_last_pushed_alarm(alarm_ts));
+        if (!put.ok()) {
+            log::error("failed to persist last pushed alarm",
+                       {{"actor_id", s.actor_id}, {"error", put.error().to_string()}});
+        }
+    } else {
+        log::warn("engine did not acknowledge alarm", {{"actor_id", s.actor_id}});
+    }
+    --s.pending_alarm_writes;
+    s.alarm_writes_changed.notify_waiters();
+}
+
+boost::asio::awaitable<void> local_alarm_timer(WeakActorContext weak, Instant at) {
+    {
+        auto ctx = weak.upgrade();
+        if (!ctx)
+            co_return;
+        rt::Clock& clock = ctx->clock();
+        ctx.reset();
+        co_await clock.sleep_until(at);
+    }
+    auto ctx = weak.upgrade();
+    if (ctx && ctx->inner()->local_alarm_callback)
+        ctx->inner()->local_alarm_callback();
+}
+
+void rearm_local_alarm(const ActorContext& ctx, std::optional<std::int64_t> next) {
+    auto& s = *ctx.inner();
+    if (s.local_alarm_timer)
+        s.local_alarm_timer->abort();
+    s.local_alarm_timer.reset();
+    if (!s.local_alarm_callback || !next)
+        return;
+    const auto delay =
+        std::chrono::milliseconds(std::max<std::int64_t>(0, *next - s.clock->wall_now_ms()));
+    s.local_alarm_timer =
+        rt::spawn(s.executor, local_alarm_timer(ctx.downgrade(), s.clock->now() + delay));
+}
+
+void push_alarm(const ActorContext& ctx, std::optional<std::int64_t> next) {
+    auto& s = *ctx.inner();
+    const bool dirty = std::exchange(s.schedule_dirty_since_push, false);
+    rearm_local_alarm(ctx, next);
+    if (!dirty)
+        return;
+    if (next && next == s.last_pushed_alarm)
+        return;
+    if (!s.envoy) {
+        s.schedule_dirty_since_push = true;
+        log::debug("alarm sync deferred: no envoy handle", {{"actor_id", s.actor_id}});
+        return;
+    }
+    auto ack = s.envoy->set_alarm(s.actor_id, s.generation, next);
+    s.last_pushed_alarm = next;
+    ++s.pending_alarm_writes;
+    rt::spawn(s.executor, persist_alarm_after_ack(ctx.downgrade(), std::move(ack), next));
+}
+
+}  // namespace
+
+void ActorContext::after(std::chrono::milliseconds delay, std::string action, Bytes args) const {
+    at(p_->clock->wall_now_ms() + delay.count(), std::move(action), std::move(args));
+}
+
+void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args) const {
+    PersistedScheduleEvent ev{random_uuid_v4(), timestamp_ms, std::move(action),
+                              schedule_args_from(std::move(args))};
+    auto& events = p_->persisted.scheduled_events;
+    events.insert(std::upper_bound(events.begin(), events.end(), ev, event_before), std::move(ev));
+    p_->schedule_dirty_since_push = true;
+    p_->dirty = true;
+    persist_now_tracked("schedule insert");
+    sync_alarm();
+}
+
+std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
+    const auto& events = p_->persisted.scheduled_events;
+    if (events.empty())
+        return std::nullopt;
+    return events.front();
+}
+
+boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() const {
+    ActorContext self = *this;
+    auto& s = *self.p_;
+    if (!s.alarm_dispatch_suspended) {
+        const std::int64_t now = s.clock->wall_now_ms();
+        auto& events = s.persisted.scheduled_events;
+        auto split =
+            std::find_if(events.begin(), events.end(),
+                         [&](const PersistedScheduleEvent& e) { return e.timestamp > now; });
+        std::vector<PersistedScheduleEvent> due(std::make_move_iterator(events.begin()),
+                                                std::make_move_iterator(split));
+        events.erase(events.begin(), split);
+        if (!due.empty()) {
+            s.dirty = true;
+            s.schedule_dirty_since_push = true;
+            self.persist_now_tracked("schedule drain");
+        }
+        for (auto& ev : due) {
+            self.spawn_shutdown_task("scheduled_action",
+                                     dispatch_scheduled_action(self.downgrade(), std::move(ev)),
+                                     true);
+        }
+    }
+    self.sync_alarm();
+    co_return Status{};
+}
+
+void ActorContext::sync_alarm() const {
+    const auto& events = p_->persisted.scheduled_events;
+    push_alarm(*this, events.empty() ? std::nullopt : std::optional(events.front().timestamp));
+}
+
+void ActorContext::sync_future_alarm() const {
+    const std::int64_t now = p_->clock->wall_now_ms();
+    std::optional<std::int64_t> next;
+    for (const auto& ev : p_->persisted.scheduled_events) {
+        if (ev.timestamp > now) {
+            next = ev.timestamp;
+            break;
+        }
+    }
+    push_alarm(*this, next);
+}
+
+boost::asio::awaitable<void> ActorContext::wait_for_pending_alarm_writes() const {
+    auto inner = p_;
+    while (inner->pending_alarm_writes > 0)
+        co_await inner->alarm_writes_changed.notified();
+}
+
+void ActorContext::set_local_alarm_callback(std::function<void()> callback) const {
+    p_->local_alarm_callback = std::move(callback);
+    if (!p_->local_alarm_callback)
+        cancel_local_alarm_timeouts();
+}
+
+void ActorContext::cancel_local_alarm_timeouts() const {
+    if (p_->local_alarm_timer)
+        p_->local_alarm_timer->abort();
+    p_->local_alarm_timer.reset();
+}
+
+// Destroy only: the engine must not wake a destroyed actor. Sleep keeps the driver alarm armed.
+void ActorContext::cancel_driver_alarm() const {
+    cancel_local_alarm_timeouts();
+    ++p_->driver_alarm_cancel_count;
+    if (p_->envoy)
+        (void)p_->envoy->set_alarm(p_->actor_id, p_->generation, std::nullopt);
+}
+
+}  // namespace rivetkit::core

@@ -1,0 +1,326 @@
+// ActorContext: actor state, save requests and the delta save path.
+//
+// Invariants:
+//  - save_requested is cleared only when a save completes for the latest request revision, so a
+//    request that arrives while a save is in flight keeps the flag (and gets its own tick).
+//  - queued hibernation updates/removals are taken by a save and restored if that save fails.
+//  - every write of [1] carries the whole PersistedActor, so schedule/input changes ride along.
+
+#include <algorithm>
+
+#include "base/log.hpp"
+#include "core/actor/context.hpp"
+#include "core/actor/keys.hpp"
+
+namespace rivetkit::core {
+namespace {
+
+Error connection_error(std::string_view code, std::string message) {
+    return Error("connection", std::string(code), std::move(message));
+}
+
+struct PreparedSave {
+    std::optional<Bytes> actor_state;
+    std::vector<KvEntry> conn_puts;
+    std::vector<Bytes> deletes;
+    std::set<std::string> taken_updates;
+    std::set<std::string> taken_removals;
+};
+
+}  // namespace
+
+void ActorContext::set_state_initial(Bytes state) const {
+    p_->persisted.state = std::move(state);
+    p_->dirty = true;
+    ++p_->state_revision;
+}
+
+void ActorContext::on_request_save(std::function<void(const RequestSaveOpts&)> hook) const {
+    p_->request_save_hooks.push_back(std::move(hook));
+}
+
+void ActorContext::request_save(RequestSaveOpts opts) const {
+    auto& s = *p_;
+    ++s.save_request_revision;
+    // Hooks may request nothing back into this context, but copy anyway: a hook can add a hook.
+    auto hooks = s.request_save_hooks;
+    for (const auto& hook : hooks)
+        hook(opts);
+
+    const bool was_pending = s.save_requested;
+    const bool was_immediate = s.save_requested_immediate;
+    s.save_requested = true;
+    if (opts.immediate)
+        s.save_requested_immediate = true;
+    if (opts.max_wait_ms) {
+        const Instant deadline = s.clock->now() + std::chrono::milliseconds(*opts.max_wait_ms);
+        s.save_max_wait_deadline =
+            s.save_max_wait_deadline ? std::min(*s.save_max_wait_deadline, deadline) : deadline;
+    }
+    const bool escalates = opts.immediate && !was_immediate;
+    if (!opts.max_wait_ms && was_pending && !escalates)
+        return;  // already scheduled
+    if (!s.lifecycle_events ||
+        !s.lifecycle_events->send(LifecycleEvent::save_requested(opts.immediate))) {
+        log::warn("failed to request actor state save", {{"actor_id", s.actor_id}});
+    }
+}
+
+boost::asio::awaitable<Status> ActorContext::request_save_and_wait(RequestSaveOpts opts) const {
+    ActorContext self = *this;
+    if (!self.p_->lifecycle_events)
+        co_return errors::actor_not_configured("lifecycle events");
+    self.request_save(opts);
+    const std::uint64_t revision = self.p_->save_request_revision;
+    while (self.p_->completed_save_revision < revision)
+        co_await self.p_->save_progress.notified();
+    co_return Status{};
+}
+
+Instant ActorContext::save_deadline(bool immediate) const {
+    const auto& s = *p_;
+    const Instant now = s.clock->now();
+    if (immediate || s.save_requested_immediate)
+        return now;
+    const auto interval =
+        std::chrono::duration_cast<rt::Clock::duration>(s.config.state_save_interval);
+    auto delay = interval;
+    if (s.last_save_at) {
+        const auto since = now - *s.last_save_at;
+        delay = since >= interval ? rt::Clock::duration::zero() : interval - since;
+    }
+    Instant deadline = now + delay;
+    if (s.save_max_wait_deadline)
+        deadline = std::min(deadline, *s.save_max_wait_deadline);
+    return deadline;
+}
+
+void ActorContext::load_persisted_actor(PersistedActor persisted) const {
+    p_->persisted = std::move(persisted);
+    p_->dirty = false;
+    p_->save_requested = false;
+    p_->save_requested_immediate = false;
+    p_->save_max_wait_deadline.reset();
+}
+
+void ActorContext::set_has_initialized(bool value) const {
+    if (p_->persisted.has_initialized == value)
+        return;
+    p_->persisted.has_initialized = value;
+    p_->dirty = true;
+}
+
+void ActorContext::set_input(std::optional<Bytes> input) const {
+    p_->persisted.input = std::move(input);
+    p_->dirty = true;
+}
+
+void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> events) const {
+    p_->persisted.scheduled_events = std::move(events);
+    p_->dirty = true;
+    p_->schedule_dirty_since_push = true;
+    persist_now_tracked("set scheduled events");
+}
+
+WorkRegion ActorContext::begin_on_state_change() const {
+    return WorkRegion(p_, RegionKind::KeepAwake);
+}
+
+boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
+    ActorContext self = *this;
+    auto& s = *self.p_;
+    if (!s.dirty)
+        co_return Status{};
+    const std::uint64_t revision = s.state_revision;
+    Bytes encoded = encode_persisted_actor(s.persisted);
+    ++s.in_flight_writes;
+    Status put = co_await s.kv.put(keys::to_bytes(keys::kPersistData), std::move(encoded));
+    --s.in_flight_writes;
+    s.save_progress.notify_waiters();
+    if (!put.ok())
+        co_return put;
+    if (s.state_revision == revision)
+        s.dirty = false;
+    s.last_save_at = s.clock->now();
+    co_return Status{};
+}
+
+namespace {
+// Persists run one at a time so a later snapshot never lands before an earlier one.
+boost::asio::awaitable<void> tracked_persist(WeakActorContext weak, std::string description) {
+    auto ctx = weak.upgrade();
+    if (!ctx)
+        co_return;
+    auto& s = *ctx->inner();
+    while (s.persist_busy)
+        co_await s.save_progress.notified();
+    s.persist_busy = true;
+    Status result = co_await ctx->persist_if_dirty();
+    s.persist_busy = false;
+    --s.tracked_persists;
+    s.save_progress.notify_waiters();
+    if (!result.ok()) {
+        log::error("tracked actor persist failed", {{"actor_id", s.actor_id},
+                                                    {"description", description},
+                                                    {"error", result.error().to_string()}});
+    }
+}
+}  // namespace
+
+void ActorContext::persist_now_tracked(std::string_view description) const {
+    ++p_->tracked_persists;
+    rt::spawn(p_->executor, tracked_persist(downgrade(), std::string(description)));
+}
+
+boost::asio::awaitable<void> ActorContext::wait_for_pending_state_writes() const {
+    auto inner = p_;
+    while (inner->tracked_persists > 0 || inner->in_flight_writes > 0 || inner->persist_busy) {
+        co_await inner->save_progress.notified();
+    }
+}
+
+boost::asio::awaitable<Status> ActorContext::save_state(std::vector<StateDelta> deltas) const {
+    return save_state_with_revision(std::move(deltas), p_->save_request_revision);
+}
+
+namespace {
+
+Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> deltas) {
+    PreparedSave out;
+    std::map<std::string, bool> explicit_updates;
+    std::set<std::string> explicit_removals;
+    for (auto& delta : deltas) {
+        switch (delta.kind) {
+            case StateDelta::Kind::ActorState:
+                out.actor_state = std::move(delta.bytes);
+                break;
+            case StateDelta::Kind::ConnHibernation: {
+                auto it = s.conns.find(delta.conn);
+                if (it == s.conns.end()) {
+                    return connection_error("not_found",
+                                            "Connection '" + delta.conn + "' not found.");
+                }
+                if (!it->second.is_hibernatable()) {
+                    return connection_error("not_hibernatable",
+                                            "Connection '" + delta.conn + "' is not hibernatable.");
+                }
+                it->second.set_state_initial(std::move(delta.bytes));
+                explicit_updates[delta.conn] = true;
+                break;
+            }
+            case StateDelta::Kind::ConnHibernationRemoved:
+                explicit_removals.insert(delta.conn);
+                break;
+        }
+    }
+    out.taken_updates = std::exchange(s.pending_hibernation_updates, {});
+    out.taken_removals = std::exchange(s.pending_hibernation_removals, {});
+    std::set<std::string> removals = out.taken_removals;
+    removals.insert(explicit_removals.begin(), explicit_removals.end());
+
+    auto put_conn = [&](const std::string& id, bool required) -> Status {
+        auto it = s.conns.find(id);
+        if (it == s.conns.end() || !it->second.is_hibernatable())
+            return {};
+        auto persisted = it->second.to_persisted();
+        if (!persisted.ok())
+            return required ? Status(std::move(persisted).error()) : Status{};
+        out.conn_puts.emplace_back(keys::connection_key(id),
+                                   encode_persisted_connection(*persisted));
+        return {};
+    };
+    for (const auto& [id, _] : explicit_updates) {
+        if (removals.count(id) > 0)
+            continue;
+        if (Status st = put_conn(id, true); !st.ok())
+            return std::move(st).error();
+    }
+    for (const auto& id : out.taken_updates) {
+        if (removals.count(id) > 0 || explicit_updates.count(id) > 0)
+            continue;
+        (void)put_conn(id, false);
+    }
+    for (const auto& id : removals)
+        out.deletes.push_back(keys::connection_key(id));
+    return out;
+}
+
+void restore_queues(ActorContextInner& s, PreparedSave& prepared) {
+    s.pending_hibernation_updates.merge(prepared.taken_updates);
+    s.pending_hibernation_removals.merge(prepared.taken_removals);
+}
+
+void finish_save_request(ActorContextInner& s, std::uint64_t revision) {
+    s.completed_save_revision = std::max(s.completed_save_revision, revision);
+    if (revision >= s.save_request_revision) {
+        s.save_requested = false;
+        s.save_requested_immediate = false;
+        s.save_max_wait_deadline.reset();
+    }
+    s.save_progress.notify_waiters();
+}
+
+boost::asio::awaitable<Status> write_chunked(Kv kv, std::vector<KvEntry> puts,
+                                             std::vector<Bytes> deletes) {
+    std::size_t pi = 0;
+    std::size_t di = 0;
+    while (pi < puts.size() || di < deletes.size()) {
+        const std::size_t pn = std::min(kApplyBatchChunkSize, puts.size() - pi);
+        const std::size_t dn = std::min(kApplyBatchChunkSize, deletes.size() - di);
+        std::vector<KvEntry> chunk_puts(
+            std::make_move_iterator(puts.begin() + static_cast<std::ptrdiff_t>(pi)),
+            std::make_move_iterator(puts.begin() + static_cast<std::ptrdiff_t>(pi + pn)));
+        std::vector<Bytes> chunk_deletes(
+            std::make_move_iterator(deletes.begin() + static_cast<std::ptrdiff_t>(di)),
+            std::make_move_iterator(deletes.begin() + static_cast<std::ptrdiff_t>(di + dn)));
+        pi += pn;
+        di += dn;
+        Status st = co_await kv.apply_batch(std::move(chunk_puts), std::move(chunk_deletes));
+        if (!st.ok())
+            co_return st;
+    }
+    co_return Status{};
+}
+
+}  // namespace
+
+boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
+    std::vector<StateDelta> deltas, std::uint64_t revision) const {
+    ActorContext self = *this;
+    auto& s = *self.p_;
+    auto prepared_result = prepare_save(s, std::move(deltas));
+    if (!prepared_result.ok())
+        co_return std::move(prepared_result).error();
+    PreparedSave prepared = std::move(prepared_result).value();
+    if (!prepared.actor_state && prepared.conn_puts.empty() && prepared.deletes.empty()) {
+        finish_save_request(s, revision);
+        co_return Status{};
+    }
+    std::vector<KvEntry> puts;
+    const std::uint64_t state_revision = s.state_revision;
+    if (prepared.actor_state) {
+        PersistedActor next = s.persisted;
+        next.state = *prepared.actor_state;
+        puts.emplace_back(keys::to_bytes(keys::kPersistData), encode_persisted_actor(next));
+    }
+    for (auto& put : prepared.conn_puts)
+        puts.push_back(std::move(put));
+    ++s.in_flight_writes;
+    Status written = co_await write_chunked(s.kv, std::move(puts), std::move(prepared.deletes));
+    --s.in_flight_writes;
+    s.save_progress.notify_waiters();
+    if (!written.ok()) {
+        restore_queues(s, prepared);
+        co_return written;
+    }
+    if (prepared.actor_state) {
+        s.persisted.state = std::move(*prepared.actor_state);
+        if (s.state_revision == state_revision)
+            s.dirty = false;
+    }
+    s.last_save_at = s.clock->now();
+    finish_save_request(s, revision);
+    co_return Status{};
+}
+
+}  // namespace rivetkit::core

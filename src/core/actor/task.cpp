@@ -1,0 +1,611 @@
+// ActorTask: construction, the live loop, command/event handling and the save/inspector/idle
+// timers. Start is in task_start.cpp, grace and shutdown in task_shutdown.cpp.
+
+#include "core/actor/task.hpp"
+
+#include <cassert>
+
+#include "base/log.hpp"
+#include "runtime/select.hpp"
+
+namespace rivetkit::core {
+namespace {
+
+std::string_view command_label(LifecycleCommand::Kind kind) {
+    switch (kind) {
+        case LifecycleCommand::Kind::Start:
+            return "start";
+        case LifecycleCommand::Kind::Stop:
+            return "stop";
+        case LifecycleCommand::Kind::FireAlarm:
+            return "fire_alarm";
+    }
+    return "unknown";
+}
+
+std::string_view dispatch_label(const DispatchCommand& command) {
+    struct V {
+        std::string_view operator()(const dispatch::Action&) const { return "action"; }
+        std::string_view operator()(const dispatch::QueueSend&) const { return "queue_send"; }
+        std::string_view operator()(const dispatch::Http&) const { return "http"; }
+        std::string_view operator()(const dispatch::OpenWebSocket&) const {
+            return "open_websocket";
+        }
+        std::string_view operator()(const dispatch::WorkflowHistory&) const {
+            return "workflow_history";
+        }
+        std::string_view operator()(const dispatch::WorkflowReplay&) const {
+            return "workflow_replay";
+        }
+    };
+    return std::visit(V{}, command);
+}
+
+bool accepts_ticks(LifecycleState s) {
+    return s == LifecycleState::Started || s == LifecycleState::SleepGrace;
+}
+
+void warn_closed(std::string_view actor_id, std::string_view channel, std::string_view message) {
+    log::warn(message,
+              {{"actor_id", actor_id}, {"channel", channel}, {"reason", "all senders dropped"}});
+}
+
+// Forwards a tracked action's reply to the caller; the keep-awake region is held by the work
+// registry until this returns.
+boost::asio::awaitable<void> forward_action_reply(rt::OneshotReceiver<Result<Bytes>> rx,
+                                                  rt::OneshotSender<Result<Bytes>> caller,
+                                                  std::optional<ActorSpecifier> specifier) {
+    auto result = co_await rx.recv();
+    Result<Bytes> out = result ? std::move(*result) : Result<Bytes>(errors::actor_dropped_reply());
+    if (!out.ok() && specifier) {
+        Error error = std::move(out).error();
+        error.with_actor(*specifier);
+        out = Result<Bytes>(std::move(error));
+    }
+    caller.send(std::move(out));
+}
+
+}  // namespace
+
+ActorTask::ActorTask(std::string actor_id, std::uint32_t generation,
+                     rt::Receiver<LifecycleCommand> lifecycle_inbox,
+                     rt::Receiver<DispatchCommand> dispatch_inbox,
+                     rt::Receiver<LifecycleEvent> lifecycle_events_rx,
+                     std::shared_ptr<ActorFactory> factory_, ActorContext ctx_,
+                     std::optional<Bytes> start_input,
+                     std::optional<PreloadedPersistedActor> preloaded_persisted_actor)
+    : factory(std::move(factory_)),
+      ctx(std::move(ctx_)),
+      lifecycle_events(std::move(lifecycle_events_rx)),
+      actor_id_(std::move(actor_id)),
+      generation_(generation),
+      lifecycle_inbox_(std::move(lifecycle_inbox)),
+      dispatch_inbox_(std::move(dispatch_inbox)),
+      start_input_(std::move(start_input)),
+      preloaded_persisted_actor_(std::move(preloaded_persisted_actor)) {
+    ctx.configure_inspector_runtime();
+    // Weak: this hook is stored inside the context it observes.
+    ctx.on_request_save([weak = ctx.downgrade()](const RequestSaveOpts&) {
+        auto strong = weak.upgrade();
+        if (strong && strong->inspector_attach_count() > 0) {
+            strong->send_lifecycle_event(LifecycleEvent::inspector_serialize_requested());
+        }
+    });
+}
+
+ActorTask& ActorTask::with_preloaded_persisted_actor(PreloadedPersistedActor preloaded) {
+    preloaded_persisted_actor_ = std::move(preloaded);
+    return *this;
+}
+
+ActorTask& ActorTask::with_preloaded_kv(std::optional<PreloadedKv> preloaded) {
+    preloaded_kv_ = std::move(preloaded);
+    return *this;
+}
+
+Error ActorTask::with_specifier(Error error) const {
+    if (auto spec = ctx.specifier())
+        error.with_actor(*spec);
+    return error;
+}
+
+boost::asio::awaitable<Status> ActorTask::run_owned(std::unique_ptr<ActorTask> task) {
+    co_return co_await task->run();
+}
+
+boost::asio::awaitable<Status> ActorTask::run() {
+    LiveExit exit = co_await run_live();
+    if (exit.kind == LiveExit::Kind::Terminated)
+        co_return Status{};
+    Status result = co_await run_shutdown_guarded(exit.reason);
+    deliver_shutdown_reply(exit.reason, result);
+    transition_to(LifecycleState::Terminated);
+    co_return result;
+}
+
+boost::asio::awaitable<LiveExit> ActorTask::run_live() {
+    rt::Clock& clock = ctx.clock();
+    for (;;) {
+        std::optional<LiveExit> exit;
+        if (ctx.take_activity_dirty())
+            exit = on_activity_signal();
+        if (exit)
+            co_return *exit;
+
+        const bool dispatch_enabled = lifecycle == LifecycleState::Started ||
+                                      lifecycle == LifecycleState::SleepGrace ||
+                                      lifecycle == LifecycleState::DestroyGrace;
+        std::optional<Instant> grace_deadline;
+        if (grace_)
+            grace_deadline = grace_->deadline;
+        const std::size_t arm = co_await rt::select(
+            lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
+            rt::deadline(clock, grace_deadline), rt::when(dispatch_enabled, dispatch_inbox_),
+            run_handle, rt::deadline(clock, state_save_deadline),
+            rt::deadline(clock, inspector_serialize_state_deadline),
+            rt::deadline(clock, sleep_deadline_));
+        switch (arm) {
+            case 0: {
+                auto command = lifecycle_inbox_.try_recv();
+                if (!command) {
+                    warn_closed(actor_id_, "lifecycle_inbox",
+                                "actor task terminating because lifecycle command inbox closed");
+                    co_return LiveExit::terminated();
+                }
+                exit = co_await serve_lifecycle(std::move(*command));
+                break;
+            }
+            case 1: {
+                auto event = lifecycle_events.try_recv();
+                if (!event) {
+                    warn_closed(actor_id_, "lifecycle_events",
+                                "actor task terminating because lifecycle event inbox closed");
+                    co_return LiveExit::terminated();
+                }
+                log::debug("actor lifecycle event drained",
+                           {{"actor_id", actor_id_}, {"event", lifecycle_event_label(*event)}});
+                exit = serve_event(*event);
+                break;
+            }
+            case 2:
+                ctx.take_activity_dirty();
+                exit = on_activity_signal();
+                break;
+            case 3:
+                exit = on_sleep_grace_deadline();
+                break;
+            case 4: {
+                auto command = dispatch_inbox_.try_recv();
+                if (!command) {
+                    warn_closed(actor_id_, "dispatch_inbox",
+                                "actor task terminating because dispatch inbox closed");
+                    co_return LiveExit::terminated();
+                }
+                co_await handle_dispatch(std::move(*command));
+                break;
+            }
+            case 5: {
+                auto outcome = co_await wait_for_run_handle(&*run_handle);
+                exit = handle_run_handle_outcome(std::move(outcome));
+                break;
+            }
+            case 6:
+                co_await on_state_save_tick();
+                break;
+            case 7:
+                co_await on_inspector_serialize_state_tick();
+                break;
+            case 8:
+                on_sleep_tick();
+                break;
+            default:
+                break;
+        }
+        if (exit)
+            co_return *exit;
+        if (lifecycle == LifecycleState::Terminated)
+            co_return LiveExit::terminated();
+    }
+}
+
+void ActorTask::transition_to(LifecycleState next) {
+    log::info("actor lifecycle transition", {{"actor_id", actor_id_},
+                                             {"old", lifecycle_state_name(lifecycle)},
+                                             {"new", lifecycle_state_name(next)}});
+    lifecycle = next;
+    if (next == LifecycleState::Started) {
+        ctx.renew_actor_abort_token();
+        ctx.clear_sleep_requested();
+    }
+    ctx.set_started(next == LifecycleState::Started || next == LifecycleState::SleepGrace);
+}
+
+void ActorTask::reply_lifecycle(std::string_view command, std::optional<ShutdownKind> reason,
+                                rt::OneshotSender<Status> reply, Status result) {
+    const bool ok = result.ok();
+    if (!ok)
+        result = Status(with_specifier(std::move(result).error()));
+    const bool delivered = reply.send(std::move(result));
+    log::debug("actor lifecycle command replied",
+               {{"actor_id", actor_id_},
+                {"command", command},
+                {"reason", reason ? shutdown_kind_label(*reason) : std::string_view()},
+                {"outcome", ok ? "ok" : "error"},
+                {"delivered", delivered}});
+}
+
+boost::asio::awaitable<void> ActorTask::handle_lifecycle(LifecycleCommand command) {
+    (void)co_await serve_lifecycle(std::move(command));
+}
+
+boost::asio::awaitable<std::optional<LiveExit>> ActorTask::serve_lifecycle(
+    LifecycleCommand command) {
+    const std::string_view label = command_label(command.kind);
+    const bool is_stop = command.kind == LifecycleCommand::Kind::Stop;
+    log::debug("actor lifecycle command received",
+               {{"actor_id", actor_id_},
+                {"command", label},
+                {"reason", is_stop ? shutdown_kind_label(command.reason) : std::string_view()}});
+    const bool grace =
+        lifecycle == LifecycleState::SleepGrace || lifecycle == LifecycleState::DestroyGrace;
+    switch (command.kind) {
+        case LifecycleCommand::Kind::Start: {
+            Status result = grace ? Status(errors::actor_stopping()) : Status{};
+            if (lifecycle == LifecycleState::Loading || lifecycle == LifecycleState::Started ||
+                lifecycle == LifecycleState::Terminated) {
+                result = co_await start_actor();
+            } else if (!grace) {
+                result = errors::actor_stopping();
+            }
+            reply_lifecycle(label, std::nullopt, std::move(command.reply), std::move(result));
+            co_return std::nullopt;
+        }
+        case LifecycleCommand::Kind::Stop: {
+            if (lifecycle == LifecycleState::Loading) {
+                reply_lifecycle(label, command.reason, std::move(command.reply),
+                                errors::actor_not_ready());
+                co_return std::nullopt;
+            }
+            if (lifecycle == LifecycleState::Started) {
+                co_return co_await begin_stop(command.reason, std::move(command.reply), true);
+            }
+            if (grace && grace_ && grace_->reason != command.reason) {
+                // Upstream debug-asserts here: a conflicting Stop during grace is an engine bug.
+                assert(!"conflicting Stop during grace");
+                log::warn("conflicting Stop during grace, ignoring",
+                          {{"actor_id", actor_id_},
+                           {"reason", shutdown_kind_label(command.reason)},
+                           {"current_reason", shutdown_kind_label(grace_->reason)}});
+            } else if (lifecycle == LifecycleState::SleepFinalize ||
+                       lifecycle == LifecycleState::Destroying) {
+                assert(!"duplicate Stop after shutdown started");
+                log::warn(
+                    "duplicate Stop after shutdown started, ignoring",
+                    {{"actor_id", actor_id_}, {"reason", shutdown_kind_label(command.reason)}});
+            }
+            reply_lifecycle(label, command.reason, std::move(command.reply), Status{});
+            co_return std::nullopt;
+        }
+        case LifecycleCommand::Kind::FireAlarm: {
+            Status result = co_await fire_due_alarms();
+            reply_lifecycle(label, std::nullopt, std::move(command.reply), std::move(result));
+            co_return std::nullopt;
+        }
+    }
+    co_return std::nullopt;
+}
+
+boost::asio::awaitable<Status> ActorTask::fire_due_alarms() {
+    if (lifecycle != LifecycleState::Started && lifecycle != LifecycleState::SleepGrace &&
+        lifecycle != LifecycleState::DestroyGrace) {
+        co_return Status{};
+    }
+    co_return co_await ctx.drain_overdue_scheduled_events();
+}
+
+std::optional<Error> ActorTask::dispatch_rejection() {
+    if (ctx.destroy_requested()) {
+        if (!std::exchange(warned_stopping_dispatch_, true)) {
+            log::warn("work sent to stopping actor instance", {{"actor_id", actor_id_}});
+        }
+        return errors::actor_destroying();
+    }
+    switch (lifecycle) {
+        case LifecycleState::Loading:
+            log::warn("actor dispatch may be parked behind the current instance",
+                      {{"actor_id", actor_id_}});
+            return errors::actor_not_ready();
+        case LifecycleState::Started:
+        case LifecycleState::SleepGrace:
+            return std::nullopt;
+        case LifecycleState::DestroyGrace:
+        case LifecycleState::SleepFinalize:
+            return errors::actor_stopping();
+        case LifecycleState::Destroying:
+        case LifecycleState::Terminated:
+            return errors::actor_destroying();
+    }
+    return errors::actor_not_ready();
+}
+
+boost::asio::awaitable<void> ActorTask::handle_dispatch(DispatchCommand command) {
+    const std::string_view label = dispatch_label(command);
+    log::debug("actor dispatch command received", {{"actor_id", actor_id_}, {"command", label}});
+    if (auto rejection = dispatch_rejection()) {
+        Error error = with_specifier(std::move(*rejection));
+        std::visit([&](auto& c) { c.reply.send(error); }, command);
+        log::debug(
+            "actor dispatch command handled",
+            {{"actor_id", actor_id_}, {"command", label}, {"outcome", "rejected_lifecycle"}});
+        co_return;
+    }
+    dispatch_accepted(std::move(command));
+    co_return;
+}
+
+void ActorTask::dispatch_accepted(DispatchCommand command) {
+    const std::string_view label = dispatch_label(command);
+    Status sent;
+    if (auto* action = std::get_if<dispatch::Action>(&command)) {
+        auto [reply, rx] = Reply<Bytes>::make();
+        sent =
+            ctx.try_send_actor_event(event::Action{std::move(action->name), std::move(action->args),
+                                                   action->conn, std::move(reply)},
+                                     label);
+        if (!sent.ok()) {
+            action->reply.send(with_specifier(errors::actor_not_ready()));
+        } else {
+            ctx.spawn_shutdown_task(
+                "action",
+                forward_action_reply(std::move(rx), std::move(action->reply), ctx.specifier()),
+                true);
+        }
+    } else if (auto* q = std::get_if<dispatch::QueueSend>(&command)) {
+        sent = ctx.try_send_actor_event(
+            event::QueueSend{std::move(q->name), std::move(q->body), q->conn, std::move(q->request),
+                             q->wait, q->timeout_ms, Reply<QueueSendResult>(std::move(q->reply))},
+            label);
+    } else if (auto* http = std::get_if<dispatch::Http>(&command)) {
+        sent = ctx.try_send_actor_event(
+            event::HttpRequestEv{std::move(http->request),
+                                 Reply<HttpResponse>(std::move(http->reply))},
+            label);
+    } else if (auto* ws = std::get_if<dispatch::OpenWebSocket>(&command)) {
+        sent = ctx.try_send_actor_event(event::WebSocketOpen{ws->conn, std::move(ws->request),
+                                                             Reply<void>(std::move(ws->reply))},
+                                        label);
+    } else if (auto* history = std::get_if<dispatch::WorkflowHistory>(&command)) {
+        sent = ctx.try_send_actor_event(
+            event::WorkflowHistoryRequested{Reply<std::optional<Bytes>>(std::move(history->reply))},
+            label);
+    } else if (auto* replay = std::get_if<dispatch::WorkflowReplay>(&command)) {
+        sent = ctx.try_send_actor_event(
+            event::WorkflowReplayRequested{std::move(replay->entry_id),
+                                           Reply<std::optional<Bytes>>(std::move(replay->reply))},
+            label);
+    }
+    log::debug("actor dispatch command handled",
+               {{"actor_id", actor_id_},
+                {"command", label},
+                {"outcome", sent.ok() ? "enqueued" : "enqueue_failed"}});
+}
+
+boost::asio::awaitable<void> ActorTask::handle_event(LifecycleEvent event) {
+    log::debug("actor lifecycle event drained",
+               {{"actor_id", actor_id_}, {"event", lifecycle_event_label(event)}});
+    (void)serve_event(event);
+    co_return;
+}
+
+std::optional<LiveExit> ActorTask::serve_event(LifecycleEvent event) {
+    switch (event.kind) {
+        case LifecycleEvent::Kind::SaveRequested:
+            schedule_state_save(event.immediate);
+            sync_inspector_serialize_deadline();
+            break;
+        case LifecycleEvent::Kind::InspectorSerializeRequested:
+        case LifecycleEvent::Kind::InspectorAttachmentsChanged:
+            sync_inspector_serialize_deadline();
+            break;
+        case LifecycleEvent::Kind::SleepTick:
+            on_sleep_tick();
+            break;
+    }
+    return std::nullopt;
+}
+
+void ActorTask::schedule_state_save(bool immediate) {
+    if (!accepts_ticks(lifecycle) || !ctx.save_requested()) {
+        state_save_deadline.reset();
+        return;
+    }
+    const Instant next = ctx.save_deadline(immediate);
+    state_save_deadline = state_save_deadline ? std::min(*state_save_deadline, next) : next;
+}
+
+void ActorTask::sync_inspector_serialize_deadline() {
+    if (!accepts_ticks(lifecycle) || ctx.inspector_attach_count() == 0 || !ctx.save_requested()) {
+        inspector_serialize_state_deadline.reset();
+        return;
+    }
+    if (!inspector_serialize_state_deadline) {
+        inspector_serialize_state_deadline = ctx.clock().now() + kInspectorSerializeStateInterval;
+    }
+}
+
+boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
+    state_save_deadline.reset();
+    inspector_serialize_state_deadline.reset();
+    if (!accepts_ticks(lifecycle) || !ctx.save_requested())
+        co_return;
+    const std::uint64_t revision = ctx.save_request_revision();
+    auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
+    Status sent = ctx.try_send_actor_event(
+        event::SerializeState{SerializeStateReason::Save, std::move(reply)}, "save_tick");
+    if (!sent.ok()) {
+        log::warn("failed to enqueue save tick",
+                  {{"actor_id", actor_id_}, {"error", sent.error().to_string()}});
+        schedule_state_save(true);
+        co_return;
+    }
+    auto answer = co_await rx.recv();
+    Result<std::vector<StateDelta>> deltas =
+        answer ? std::move(*answer)
+               : Result<std::vector<StateDelta>>(errors::actor_dropped_reply());
+    if (!deltas.ok()) {
+        log::error("actor serializeState failed",
+                   {{"actor_id", actor_id_}, {"error", deltas.error().to_string()}});
+        schedule_state_save(true);
+        sync_inspector_serialize_deadline();
+        co_return;
+    }
+    log::debug("actor serializeState completed", {{"actor_id", actor_id_},
+                                                  {"reason", "save"},
+                                                  {"delta_count", deltas.value().size()},
+                                                  {"save_request_revision", revision}});
+    Status saved = co_await ctx.save_state_with_revision(std::move(deltas).value(), revision);
+    if (!saved.ok()) {
+        log::error("actor state save failed",
+                   {{"actor_id", actor_id_}, {"error", saved.error().to_string()}});
+        schedule_state_save(true);
+        sync_inspector_serialize_deadline();
+        co_return;
+    }
+    // A request that arrived while the reply was in flight moved the revision on.
+    if (ctx.save_requested())
+        schedule_state_save(ctx.save_requested_immediate());
+}
+
+boost::asio::awaitable<void> ActorTask::on_inspector_serialize_state_tick() {
+    inspector_serialize_state_deadline.reset();
+    if (!accepts_ticks(lifecycle) || ctx.inspector_attach_count() == 0 || !ctx.save_requested()) {
+        co_return;
+    }
+    auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
+    Status sent = ctx.try_send_actor_event(
+        event::SerializeState{SerializeStateReason::Inspector, std::move(reply)}, "inspector_tick");
+    if (!sent.ok()) {
+        sync_inspector_serialize_deadline();
+        co_return;
+    }
+    auto answer = co_await rx.recv();
+    if (!answer || !answer->ok()) {
+        sync_inspector_serialize_deadline();
+        co_return;
+    }
+    // Overlay only: nothing is persisted and the save request stays pending.
+    ctx.broadcast_inspector_overlay(answer->value());
+}
+
+std::optional<LiveExit> ActorTask::on_activity_signal() {
+    switch (lifecycle) {
+        case LifecycleState::Started:
+            reset_sleep_deadline();
+            return std::nullopt;
+        case LifecycleState::SleepGrace:
+        case LifecycleState::DestroyGrace:
+            return try_finish_grace();
+        default:
+            return std::nullopt;
+    }
+}
+
+void ActorTask::reset_sleep_deadline() {
+    if (lifecycle != LifecycleState::Started) {
+        sleep_deadline_.reset();
+        return;
+    }
+    const CanSleep can = ctx.can_sleep();
+    if (can == CanSleep::Yes) {
+        sleep_deadline_ = ctx.clock().now() + ctx.config().sleep_timeout;
+    } else {
+        sleep_deadline_.reset();
+    }
+}
+
+void ActorTask::on_sleep_tick() {
+    sleep_deadline_.reset();
+    if (lifecycle != LifecycleState::Started)
+        return;
+    if (ctx.can_sleep() == CanSleep::Yes) {
+        log::debug("sleep idle deadline elapsed", {{"actor_id", actor_id_}});
+        Status requested = ctx.sleep();
+        if (!requested.ok()) {
+            log::debug("sleep idle deadline request suppressed",
+                       {{"actor_id", actor_id_}, {"error", requested.error().to_string()}});
+        }
+        return;
+    }
+    log::warn("sleep idle deadline elapsed but actor stayed awake",
+              {{"actor_id", actor_id_}, {"reason", can_sleep_name(ctx.can_sleep())}});
+    reset_sleep_deadline();
+}
+
+boost::asio::awaitable<rt::Joined<Status>> ActorTask::wait_for_run_handle(
+    rt::JoinHandle<Status>* handle) {
+    co_return co_await handle->join();
+}
+
+// A clean exit is not terminal: the generation stays Started and waits for the engine's Stop.
+std::optional<LiveExit> ActorTask::handle_run_handle_outcome(rt::Joined<Status> outcome) {
+    run_handle.reset();
+    if (outcome.is_ok()) {
+        const Status& result = outcome.value();
+        if (!result.ok()) {
+            const Error& e = result.error();
+            log::error("actor run handler failed", {{"actor_id", actor_id_},
+                                                    {"group", e.group()},
+                                                    {"code", e.code()},
+                                                    {"message", e.message()},
+                                                    {"metadata", e.metadata().value_or("")}});
+        } else if (lifecycle == LifecycleState::Started) {
+            log::debug("actor run handler exited cleanly while awaiting engine stop",
+                       {{"actor_id", actor_id_}});
+        }
+    } else if (outcome.is_failed()) {
+        log::error("actor run handler join failed", {{"actor_id", actor_id_}});
+    }
+    if (lifecycle == LifecycleState::SleepGrace || lifecycle == LifecycleState::DestroyGrace) {
+        return try_finish_grace();
+    }
+    return std::nullopt;
+}
+
+std::optional<LiveExit> ActorTask::try_finish_grace() {
+    if (!grace_)
+        return std::nullopt;
+    if (!ctx.can_finalize_shutdown(grace_->reason))
+        return std::nullopt;
+    return LiveExit::shutdown(grace_->reason);
+}
+
+boost::asio::awaitable<bool> ActorTask::drain_tracked_work(ShutdownKind reason, std::string phase,
+                                                           Instant deadline) {
+    rt::Clock& clock = ctx.clock();
+    auto inner = ctx.inner();
+    const Instant started = clock.now();
+    std::optional<Instant> warn_at = started + kLongShutdownDrainWarningThreshold;
+    auto drained = [&] { return inner->shutdown_tasks.empty() && inner->websocket_callbacks == 0; };
+    for (;;) {
+        if (drained())
+            co_return true;
+        const std::size_t arm = co_await rt::select(
+            inner->work_changed, rt::deadline(clock, deadline), rt::deadline(clock, warn_at));
+        if (arm == 1)
+            co_return drained();
+        if (arm == 2) {
+            warn_at.reset();
+            if (!drained()) {
+                const auto elapsed =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - started);
+                log::warn("actor shutdown drain is taking longer than expected",
+                          {{"actor_id", actor_id_},
+                           {"reason", shutdown_kind_label(reason)},
+                           {"phase", phase},
+                           {"elapsed_ms", static_cast<std::int64_t>(elapsed.count())}});
+            }
+        }
+    }
+}
+
+}  // namespace rivetkit::core

@@ -1,0 +1,255 @@
+// ActorTask: the start sequence (also used to wake a generation that terminated in-process).
+//
+// load persisted data (tri-state preload) → install it → mark initialized + persist (unless a
+// manual-startup runtime owns that) → inspector token → restore and settle hibernatable
+// connections → future-only alarm sync → Started → spawn run handler (wait for startup_ready
+// when manual) → post-ready persist, idle timer, overdue schedule drain.
+
+#include <boost/system/system_error.hpp>
+#include <cstdlib>
+#include <random>
+
+#include "base/log.hpp"
+#include "core/actor/keys.hpp"
+#include "core/actor/task.hpp"
+
+namespace rivetkit::core {
+namespace {
+
+std::string base64url_no_pad(const Bytes& bytes) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const unsigned v =
+            (unsigned(bytes[i]) << 16) | (unsigned(bytes[i + 1]) << 8) | bytes[i + 2];
+        for (int shift = 18; shift >= 0; shift -= 6)
+            out += kAlphabet[(v >> shift) & 63];
+    }
+    const std::size_t rest = bytes.size() - i;
+    if (rest > 0) {
+        unsigned v = unsigned(bytes[i]) << 16;
+        if (rest == 2)
+            v |= unsigned(bytes[i + 1]) << 8;
+        out += kAlphabet[(v >> 18) & 63];
+        out += kAlphabet[(v >> 12) & 63];
+        if (rest == 2)
+            out += kAlphabet[(v >> 6) & 63];
+    }
+    return out;
+}
+
+Error key_error(std::string_view key, const Error& e) {
+    return Error(e.group(), e.code(), "key " + std::string(key) + ": " + e.message(), e.metadata());
+}
+
+// The runtime's entry point, with exceptions turned into actor/panicked. An abort (terminal
+// cancellation) is let through so the join handle reports it as aborted.
+boost::asio::awaitable<Status> run_entry(std::shared_ptr<ActorFactory> factory, ActorStart start) {
+    std::string actor_id = start.ctx.actor_id();
+    try {
+        co_return co_await factory->start(std::move(start));
+    } catch (const boost::system::system_error& e) {
+        if (e.code() == boost::asio::error::operation_aborted)
+            throw;
+        log::error("actor run handler panicked",
+                   {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
+    } catch (const std::exception& e) {
+        log::error("actor run handler panicked",
+                   {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
+    }
+    co_return errors::actor_panicked("run handler");
+}
+
+}  // namespace
+
+boost::asio::awaitable<Result<std::optional<Bytes>>> ActorTask::preload_or_live(BytesView key) {
+    Bytes owned(key.begin(), key.end());
+    if (preloaded_kv_) {
+        if (auto known = preloaded_kv_->key_entry(owned))
+            co_return std::move(*known);
+    }
+    co_return co_await ctx.kv().get(std::move(owned));
+}
+
+boost::asio::awaitable<Result<ActorTask::StartupData>> ActorTask::load_persisted_startup() {
+    using Kind = PreloadedPersistedActor::Kind;
+    const Kind kind =
+        preloaded_persisted_actor_ ? preloaded_persisted_actor_->kind : Kind::NoBundle;
+    StartupData out;
+    std::optional<Bytes> actor_bytes;
+    std::optional<Bytes> alarm_bytes;
+    if (kind == Kind::BundleExistsButEmpty) {
+        out.actor.input = start_input_;
+        co_return out;
+    }
+    if (kind == Kind::Some) {
+        out.actor = preloaded_persisted_actor_->actor;
+        auto alarm = co_await preload_or_live(keys::kLastPushedAlarm);
+        if (!alarm.ok())
+            co_return std::move(alarm).error();
+        alarm_bytes = std::move(alarm).value();
+    } else if (preloaded_kv_) {
+        auto actor = co_await preload_or_live(keys::kPersistData);
+        if (!actor.ok())
+            co_return std::move(actor).error();
+        actor_bytes = std::move(actor).value();
+        auto alarm = co_await preload_or_live(keys::kLastPushedAlarm);
+        if (!alarm.ok())
+            co_return std::move(alarm).error();
+        alarm_bytes = std::move(alarm).value();
+    } else {
+        std::vector<Bytes> startup_keys;
+        startup_keys.push_back(keys::to_bytes(keys::kPersistData));
+        startup_keys.push_back(keys::to_bytes(keys::kLastPushedAlarm));
+        auto values = co_await ctx.kv().batch_get(std::move(startup_keys));
+        if (!values.ok())
+            co_return std::move(values).error();
+        actor_bytes = std::move(values.value().at(0));
+        alarm_bytes = std::move(values.value().at(1));
+    }
+    if (kind != Kind::Some) {
+        if (actor_bytes) {
+            auto decoded = decode_persisted_actor(*actor_bytes);
+            if (!decoded.ok())
+                co_return key_error("[1]", decoded.error());
+            out.actor = std::move(decoded).value();
+        } else {
+            out.actor.input = start_input_;
+        }
+    }
+    if (alarm_bytes) {
+        auto decoded = decode_last_pushed_alarm(*alarm_bytes);
+        if (!decoded.ok())
+            co_return key_error("[6]", decoded.error());
+        out.last_pushed_alarm = decoded.value();
+    }
+    co_return out;
+}
+
+boost::asio::awaitable<Status> ActorTask::init_inspector_token() {
+    if (std::getenv("_RIVET_TEST_INSPECTOR_TOKEN") != nullptr)
+        co_return Status{};
+    auto existing = co_await preload_or_live(keys::kInspectorToken);
+    if (!existing.ok())
+        co_return std::move(existing).error();
+    if (existing.value())
+        co_return Status{};
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    Bytes raw(32);
+    for (auto& b : raw)
+        b = static_cast<std::uint8_t>(rng());
+    co_return co_await ctx.kv().put(keys::to_bytes(keys::kInspectorToken),
+                                    to_bytes(base64url_no_pad(raw)));
+}
+
+boost::asio::awaitable<Status> ActorTask::start_actor() {
+    if (lifecycle == LifecycleState::Loading) {
+        ctx.configure(factory->config());
+    }
+    auto fail = [&](std::string_view step, Error error) {
+        log::error("actor start failed",
+                   {{"actor_id", actor_id_}, {"step", step}, {"error", error.to_string()}});
+        return Status(std::move(error));
+    };
+    // A wake after an in-process shutdown starts from fresh shutdown bookkeeping.
+    ctx.inner()->teardown_started = false;
+    ctx.inner()->shutdown_deadline_token = rt::CancellationToken();
+    ctx.resume_alarm_dispatch();
+    deadline_reached_ = false;
+    if (!run_handle && (!ctx.inner()->actor_events || !pending_events_rx_)) {
+        auto [tx, rx] = rt::unbounded_channel<ActorEvent>();
+        ctx.configure_actor_events(std::move(tx));
+        pending_events_rx_.emplace(std::move(rx));
+    }
+
+    auto startup = co_await load_persisted_startup();
+    if (!startup.ok())
+        co_return fail("load persisted actor", std::move(startup).error());
+    const bool is_new = !startup.value().actor.has_initialized;
+    ctx.load_persisted_actor(std::move(startup.value().actor));
+    ctx.load_last_pushed_alarm(startup.value().last_pushed_alarm);
+    if (!(is_new && factory->manual_startup_ready())) {
+        ctx.set_has_initialized(true);
+        Status persisted = co_await ctx.persist_if_dirty();
+        if (!persisted.ok())
+            co_return fail("persist actor initialization", std::move(persisted).error());
+    }
+    Status token = co_await init_inspector_token();
+    if (!token.ok())
+        co_return fail("initialize inspector token", std::move(token).error());
+
+    const PreloadedKv* preload = preloaded_kv_ ? &*preloaded_kv_ : nullptr;
+    auto restored = co_await ctx.restore_hibernatable_connections(preload);
+    if (!restored.ok())
+        co_return fail("restore hibernatable connections", std::move(restored).error());
+    std::vector<ConnHandle> survivors;
+    std::vector<HibernatingRequest> live_requests;
+    for (auto& conn : restored.value()) {
+        auto meta = conn.hibernation();
+        auto live = meta ? ctx.hibernated_connection_is_live(*meta) : Result<bool>(false);
+        if (meta && live.ok() && live.value()) {
+            live_requests.push_back({meta->gateway_id, meta->request_id});
+            survivors.push_back(std::move(conn));
+        } else {
+            ctx.remove_conn(conn.id());
+            ctx.request_hibernation_transport_removal(conn.id());
+        }
+    }
+    if (!restored.value().empty() && ctx.envoy()) {
+        ctx.envoy()->restore_hibernating_requests(actor_id_, std::move(live_requests));
+    }
+    ctx.sync_future_alarm();
+    transition_to(LifecycleState::Started);
+
+    Status ready = co_await spawn_run_handler(is_new, std::move(survivors));
+    if (!ready.ok())
+        co_return fail("runtime startup", std::move(ready).error());
+    if (is_new) {
+        ctx.set_has_initialized(true);
+        Status persisted = co_await ctx.persist_if_dirty();
+        if (!persisted.ok())
+            co_return fail("persist actor initialization", std::move(persisted).error());
+    }
+    reset_sleep_deadline();
+    Status drained = co_await ctx.drain_overdue_scheduled_events();
+    if (!drained.ok())
+        co_return fail("drain overdue scheduled events", std::move(drained).error());
+    co_return Status{};
+}
+
+boost::asio::awaitable<Status> ActorTask::spawn_run_handler(bool is_new,
+                                                            std::vector<ConnHandle> hibernated) {
+    if (run_handle || !pending_events_rx_)
+        co_return Status{};
+    std::vector<std::pair<ConnHandle, Bytes>> restored;
+    for (auto& conn : hibernated)
+        restored.emplace_back(conn, conn.state());
+    std::optional<rt::OneshotReceiver<Status>> ready_rx;
+    std::optional<rt::OneshotSender<Status>> ready_tx;
+    if (factory->manual_startup_ready()) {
+        auto [tx, rx] = rt::oneshot<Status>();
+        ready_tx.emplace(std::move(tx));
+        ready_rx.emplace(std::move(rx));
+    }
+    std::optional<Bytes> snapshot;
+    if (!is_new)
+        snapshot = ctx.state();
+    ActorStart start{ctx,
+                     ctx.input(),
+                     std::move(snapshot),
+                     std::move(restored),
+                     ActorEvents(actor_id_, std::move(*pending_events_rx_)),
+                     std::move(ready_tx)};
+    pending_events_rx_.reset();
+    run_handle = rt::spawn(ctx.executor(), run_entry(factory, std::move(start)));
+    if (!ready_rx)
+        co_return Status{};
+    auto answer = co_await ready_rx->recv();
+    if (!answer)
+        co_return errors::actor_dropped_reply();
+    co_return std::move(*answer);
+}
+
+}  // namespace rivetkit::core
