@@ -1,0 +1,263 @@
+// Spec groups A (ownership) and B (save scheduling, inspector overlay) of upstream tests/task.rs.
+
+#include "task_test_support.hpp"
+
+namespace rivetkit::core::test {
+namespace {
+
+// Answers Save with ActorState([n]) for the n-th tick.
+std::shared_ptr<ActorFactory> save_tick_factory(std::shared_ptr<std::size_t> ticks) {
+    ActorConfig config;
+    config.state_save_interval = 50ms;
+    return make_factory(config, [ticks](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason == SerializeStateReason::Save) {
+                    ++*ticks;
+                    std::vector<StateDelta> deltas;
+                    deltas.push_back(
+                        StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)}));
+                    s->reply.send(std::move(deltas));
+                }
+            }
+        }
+        co_return Status{};
+    });
+}
+
+TEST(ActorTask, request_save_hook_does_not_retain_actor_context) {
+    rt::TestRuntime rt;
+    std::optional<ActorContext> ctx(std::in_place, rt.executor(), rt.clock(), "actor-hook-drop",
+                                    "task-hook-drop", std::vector<std::string>{}, "local");
+    WeakActorContext weak = ctx->downgrade();
+    auto task = new_task(*ctx);
+    task.reset();
+    ctx.reset();
+    EXPECT_FALSE(weak.upgrade().has_value());
+}
+
+TEST(ActorTask, save_tick_respects_debounce_and_immediate_requests) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-1", "task-save", std::make_shared<InMemoryKv>());
+    auto ticks = std::make_shared<std::size_t>(0);
+    auto wired = new_wired_task("actor-1", ctx, save_tick_factory(ticks));
+    auto& task = *wired.task;
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        ctx.request_save({});
+        co_await task.handle_event(LifecycleEvent::save_requested(false));
+        CO_ASSERT(task.state_save_deadline.has_value());
+        EXPECT_GT(*task.state_save_deadline, rt.clock().now());
+        co_await rt.clock().sleep_for(20ms);
+        EXPECT_EQ(*ticks, 0u);
+
+        co_await rt.clock().sleep_for(40ms);
+        co_await task.on_state_save_tick();
+        co_await wait_for_count(rt.clock(), *ticks, 1);
+        co_await wait_for_state(ctx, 1);
+
+        ctx.request_save({true, std::nullopt});
+        co_await task.handle_event(LifecycleEvent::save_requested(true));
+        CO_ASSERT(task.state_save_deadline.has_value());
+        EXPECT_LE(*task.state_save_deadline, rt.clock().now() + 5ms);
+        co_await task.on_state_save_tick();
+        co_await wait_for_count(rt.clock(), *ticks, 2);
+        co_await wait_for_state(ctx, 2);
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(ActorTask, inspector_attach_threshold_arms_and_clears_serialize_debounce) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-inspector", "task-inspector", std::make_shared<InMemoryKv>());
+    auto wired =
+        new_wired_task("actor-inspector", ctx, save_tick_factory(std::make_shared<std::size_t>(0)));
+    auto& task = *wired.task;
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        ctx.request_save({});
+        co_await drain_lifecycle_events(task);
+        EXPECT_TRUE(task.state_save_deadline.has_value());
+        EXPECT_FALSE(task.inspector_serialize_state_deadline.has_value());
+
+        auto guard = ctx.inspector_attach();
+        CO_ASSERT(guard.has_value());
+        co_await drain_lifecycle_events(task);
+        EXPECT_EQ(ctx.inspector_attach_count(), 1u);
+        EXPECT_TRUE(task.inspector_serialize_state_deadline.has_value());
+
+        guard.reset();
+        co_await drain_lifecycle_events(task);
+        EXPECT_EQ(ctx.inspector_attach_count(), 0u);
+        EXPECT_FALSE(task.inspector_serialize_state_deadline.has_value());
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(ActorTask, inspector_serialize_tick_broadcasts_overlay_without_persisting_kv) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<InMemoryKv>();
+    auto ctx = new_with_kv(rt, "actor-overlay", "task-overlay", kv);
+    auto factory = make_factory({}, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason == SerializeStateReason::Inspector) {
+                    std::vector<StateDelta> deltas{StateDelta::actor_state({9, 9, 9})};
+                    s->reply.send(std::move(deltas));
+                }
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-overlay", ctx, factory);
+    auto& task = *wired.task;
+    auto inspector_rx = ctx.subscribe_inspector();
+    ASSERT_TRUE(inspector_rx.has_value());
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        auto guard = ctx.inspector_attach();
+        CO_ASSERT(guard.has_value());
+        ctx.request_save({});
+        co_await drain_lifecycle_events(task);
+        EXPECT_TRUE(task.inspector_serialize_state_deadline.has_value());
+
+        co_await task.on_inspector_serialize_state_tick();
+
+        auto overlay = co_await inspector_rx->recv();
+        CO_ASSERT(overlay.has_value());
+        auto deltas = decode_state_deltas_cbor(*overlay);
+        CO_ASSERT(deltas.has_value());
+        EXPECT_EQ(*deltas, std::vector<StateDelta>{StateDelta::actor_state({9, 9, 9})});
+        EXPECT_TRUE(ctx.save_requested());
+
+        auto persisted = stored_actor(*kv);
+        CO_ASSERT(persisted.has_value());
+        EXPECT_EQ(persisted->state, Bytes{});
+        EXPECT_EQ(ctx.state(), Bytes{});
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(ActorTask, save_tick_cancels_pending_inspector_deadline_and_persists_state) {
+    rt::TestRuntime rt;
+    auto ctx =
+        new_with_kv(rt, "actor-save-overlay", "task-save-overlay", std::make_shared<InMemoryKv>());
+    auto wired = new_wired_task("actor-save-overlay", ctx,
+                                save_tick_factory(std::make_shared<std::size_t>(0)));
+    auto& task = *wired.task;
+    auto inspector_rx = ctx.subscribe_inspector();
+    ASSERT_TRUE(inspector_rx.has_value());
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        auto guard = ctx.inspector_attach();
+        ctx.request_save({});
+        co_await drain_lifecycle_events(task);
+        EXPECT_TRUE(task.state_save_deadline.has_value());
+        EXPECT_TRUE(task.inspector_serialize_state_deadline.has_value());
+
+        co_await task.on_state_save_tick();
+
+        EXPECT_FALSE(task.inspector_serialize_state_deadline.has_value());
+        co_await wait_for_state(ctx, 1);
+        EXPECT_TRUE(inspector_rx->try_recv().is_empty());
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(ActorTask, save_tick_reschedules_when_request_save_arrives_during_in_flight_reply) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-race", "task-race", std::make_shared<InMemoryKv>());
+    auto ticks = std::make_shared<std::size_t>(0);
+    auto factory = make_factory({}, [ticks](ActorStart start) -> Task<Status> {
+        ActorContext actor = start.ctx;
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason != SerializeStateReason::Save)
+                    continue;
+                const std::size_t tick = ++*ticks;
+                if (tick == 1)
+                    actor.request_save({});
+                std::vector<StateDelta> deltas{
+                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(tick)})};
+                s->reply.send(std::move(deltas));
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-race", ctx, factory);
+    auto& task = *wired.task;
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        ctx.request_save({});
+        co_await task.handle_event(LifecycleEvent::save_requested(false));
+        co_await task.on_state_save_tick();
+
+        co_await wait_for_count(rt.clock(), *ticks, 1);
+        co_await wait_for_state(ctx, 1);
+        EXPECT_TRUE(task.state_save_deadline.has_value())
+            << "a second save tick should be scheduled";
+        EXPECT_TRUE(ctx.save_requested());
+
+        co_await task.on_state_save_tick();
+        co_await wait_for_count(rt.clock(), *ticks, 2);
+        co_await wait_for_state(ctx, 2);
+        EXPECT_FALSE(ctx.save_requested());
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(ActorTask, hibernation_transport_updates_flush_only_on_save_tick) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<InMemoryKv>();
+    auto ctx = new_with_kv(rt, "actor-hws", "task-hws", kv);
+    auto factory = make_factory({}, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason == SerializeStateReason::Save)
+                    s->reply.send(std::vector<StateDelta>{});
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-hws", ctx, factory);
+    auto& task = *wired.task;
+    rt.block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await start_task(task)).ok());
+        auto disconnects = std::make_shared<std::vector<std::string>>();
+        ConnHandle conn = managed_test_conn(ctx, "conn-hibernating", true, disconnects);
+        conn.configure_hibernation(hibernation_meta("gate", "req1", 1, 2));
+        ctx.add_conn(conn);
+        std::vector<StateDelta> seed{StateDelta::conn_hibernation(conn.id(), {9, 8, 7})};
+        EXPECT_TRUE((co_await ctx.save_state(std::move(seed))).ok());
+        EXPECT_EQ(kv->apply_batch_call_count(), 1u);
+
+        conn.set_server_message_index(7);
+        ctx.request_hibernation_transport_save(conn.id());
+        EXPECT_EQ(kv->apply_batch_call_count(), 1u);
+        auto before = stored_conn(*kv, conn.id());
+        CO_ASSERT(before.has_value());
+        EXPECT_EQ(before->server_message_index, 1);
+
+        co_await task.handle_event(LifecycleEvent::save_requested(false));
+        co_await task.on_state_save_tick();
+
+        EXPECT_EQ(kv->apply_batch_call_count(), 2u);
+        auto after = stored_conn(*kv, conn.id());
+        CO_ASSERT(after.has_value());
+        EXPECT_EQ(after->server_message_index, 7);
+
+        EXPECT_TRUE((co_await task.handle_stop(ShutdownKind::Destroy)).ok());
+    }());
+}
+
+}  // namespace
+}  // namespace rivetkit::core::test
