@@ -131,20 +131,20 @@ std::optional<ProtocolLimits> EnvoyHandle::protocol_limits() const {
     return ProtocolLimits{m.envoy_lost_threshold, m.actor_stop_threshold, m.max_response_payload_size};
 }
 
-void EnvoyHandle::sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation) {
+void EnvoyHandle::sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation) const {
     push_intent(*state_, actor_id, generation, proto::ActorIntent{proto::ActorIntentSleep{}});
 }
 
-void EnvoyHandle::stop_actor(std::string actor_id, std::optional<std::uint32_t> generation) {
+void EnvoyHandle::stop_actor(std::string actor_id, std::optional<std::uint32_t> generation) const {
     push_intent(*state_, actor_id, generation, proto::ActorIntent{proto::ActorIntentStop{}});
 }
 
-void EnvoyHandle::destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation) {
+void EnvoyHandle::destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation) const {
     stop_actor(std::move(actor_id), generation);
 }
 
 void EnvoyHandle::set_alarm(std::string actor_id, std::optional<std::int64_t> alarm_ts,
-                            std::optional<std::uint32_t> generation) {
+                            std::optional<std::uint32_t> generation) const {
     auto key = state_->find_actor(actor_id, generation);
     if (!key) {
         log::warn("alarm for unknown actor ignored", {{"actor_id", actor_id}});

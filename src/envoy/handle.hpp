@@ -48,12 +48,12 @@ public:
     // Intents: the engine answers with a stop command (SleepIntent / StopIntent). v8 has no
     // separate destroy intent: an actor that stops after a stop intent is destroyed.
     // `generation` defaults to the newest generation of the actor on this envoy.
-    void sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
-    void stop_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
-    void destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation = {});
+    void sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation = {}) const;
+    void stop_actor(std::string actor_id, std::optional<std::uint32_t> generation = {}) const;
+    void destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation = {}) const;
     // Absolute wake time (ms since the Unix epoch) for while the actor sleeps; nullopt clears.
     void set_alarm(std::string actor_id, std::optional<std::int64_t> alarm_ts,
-                   std::optional<std::uint32_t> generation = {});
+                   std::optional<std::uint32_t> generation = {}) const;
 
     // Values in the order of `keys`; nullopt for a missing key.
     boost::asio::awaitable<Result<std::vector<std::optional<Bytes>>>> kv_get(

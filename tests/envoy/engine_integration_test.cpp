@@ -1,0 +1,309 @@
+// The envoy against the real Rivet Engine 2.3.19 (pinned binary, fresh data directory per test).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_harness.hpp"
+#include "live_envoy.hpp"
+#include "recording_callbacks.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using rivetkit::Bytes;
+using rivetkit::to_bytes;
+using rivetkit::testing::EngineHarness;
+using rivetkit::testing::EngineOptions;
+using rivetkit::testing::http_request;
+using namespace rivetkit::envoy;
+using namespace rivetkit::envoy::testing;
+
+namespace {
+
+const std::string kPool = "cpp-pool";
+
+EnvoyConfig live_config(const EngineHarness& engine) {
+    EnvoyConfig c;
+    c.endpoint = engine.endpoint();
+    c.pool_name = kPool;
+    c.prepopulate_actor_names = {{"counter", R"({"kind":"test"})"}};
+    c.metadata_json = R"({"impl":"rivetkit-cpp"})";
+    return c;
+}
+
+std::unique_ptr<EngineHarness> start_engine(EngineOptions options = {}) {
+    auto engine = EngineHarness::start(std::move(options));
+    if (!engine.ok()) {
+        ADD_FAILURE() << engine.error().to_string();
+        return nullptr;
+    }
+    auto pool = (*engine)->create_pool(kPool);
+    EXPECT_TRUE(pool.ok()) << (pool.ok() ? "" : pool.error().to_string());
+    return std::move(engine).value();
+}
+
+std::string body_string(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
+// Creates an actor and waits for its start on `cb`.
+std::string create_started_actor(EngineHarness& engine, LiveCallbacks& cb, const std::string& key) {
+    auto id = engine.create_actor("counter", key, kPool);
+    EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().to_string());
+    if (!id.ok()) return {};
+    std::string actor = *id;
+    EXPECT_TRUE(cb.wait([&](const LiveCallbacks::State& s) { return s.starts_of(actor) >= 1; }))
+        << "actor was not started on this envoy";
+    return actor;
+}
+
+}  // namespace
+
+TEST(EngineIntegration, HandshakeRegistersEnvoyAndActorNames) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; })) << engine->log_tail();
+    auto limits = envoy.run([h = envoy.handle()]() -> asio::awaitable<std::optional<ProtocolLimits>> {
+        co_return h.protocol_limits();
+    });
+    ASSERT_TRUE(limits && *limits);
+    EXPECT_EQ((*limits)->envoy_lost_threshold_ms, 15'000);
+    EXPECT_EQ((*limits)->max_response_payload_size, 20u * 1024 * 1024);
+
+    // The engine stores ToRivetMetadata asynchronously after the handshake: poll its REST view.
+    rivetkit::Result<rivetkit::testing::HttpResult> envoys = engine->api("GET", "/envoys?namespace=default");
+    for (int i = 0; i < 100; ++i) {
+        envoys = engine->api("GET", "/envoys?namespace=default");
+        ASSERT_TRUE(envoys.ok());
+        if (envoys->body.find("rivetkit-cpp") != std::string::npos) break;
+        std::this_thread::sleep_for(50ms);
+    }
+    auto json = nlohmann::json::parse(envoys->body);
+    ASSERT_EQ(json["envoys"].size(), 1u) << envoys->body;
+    EXPECT_EQ(json["envoys"][0]["envoy_key"], envoy.handle().envoy_key());
+    EXPECT_EQ(json["envoys"][0]["pool_name"], kPool);
+    EXPECT_NE(envoys->body.find("rivetkit-cpp"), std::string::npos) << envoys->body;
+
+    auto names = engine->api("GET", "/actors/names?namespace=default");
+    ASSERT_TRUE(names.ok());
+    EXPECT_NE(names->body.find("\"counter\""), std::string::npos) << names->body;
+}
+
+TEST(EngineIntegration, ActorStartsAndServesHttpThroughBothRoutingStyles) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "http-1");
+    ASSERT_FALSE(actor.empty());
+    auto start = cb->read([&](const auto& s) { return s.starts.at(0); });
+    EXPECT_EQ(start.config.name, "counter");
+    EXPECT_EQ(start.config.key, "http-1");
+    EXPECT_EQ(start.generation, 1u);
+
+    // Path routing: the envoy sees the path after the actor id.
+    auto path_routed = http_request(engine->guard_port(), "GET",
+                                    "/gateway/" + actor + "/path/based?y=2");
+    ASSERT_TRUE(path_routed.ok()) << path_routed.error().to_string();
+    EXPECT_EQ(path_routed->status, 200u) << path_routed->body;
+    EXPECT_EQ(path_routed->header("x-path"), "/path/based?y=2");
+
+    // Header routing: the envoy sees the full path including /request.
+    auto header_routed = http_request(engine->guard_port(), "POST", "/request/hello?x=1", "body-data",
+                                      {{"x-rivet-target", "actor"}, {"x-rivet-actor", actor}});
+    ASSERT_TRUE(header_routed.ok()) << header_routed.error().to_string();
+    EXPECT_EQ(header_routed->status, 200u) << header_routed->body;
+    EXPECT_EQ(header_routed->header("x-path"), "/request/hello?x=1");
+    EXPECT_EQ(header_routed->header("x-method"), "POST");
+    EXPECT_EQ(header_routed->body, "body-data");
+
+    // More than 1 MiB each way.
+    Bytes upload = pattern_bytes(1536 * 1024);
+    auto up = http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/echo",
+                           body_string(upload));
+    ASSERT_TRUE(up.ok()) << up.error().to_string();
+    EXPECT_EQ(up->status, 200u);
+    EXPECT_EQ(up->header("x-body-len"), std::to_string(upload.size()));
+    EXPECT_TRUE(up->body == body_string(upload)) << "echoed " << up->body.size() << " bytes";
+    auto down = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/big/2500000");
+    ASSERT_TRUE(down.ok()) << down.error().to_string();
+    EXPECT_EQ(down->status, 200u);
+    EXPECT_TRUE(down->body == body_string(pattern_bytes(2'500'000))) << "got " << down->body.size();
+}
+
+TEST(EngineIntegration, StreamingGatewayCarriesLargeBodiesWithCredit) {
+    EngineOptions options;
+    options.gateway_v3 = true;
+    auto engine = start_engine(options);
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "stream-1");
+    ASSERT_FALSE(actor.empty());
+    Bytes upload = pattern_bytes(3 * 1000 * 1000);
+    auto up = http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/echo",
+                           body_string(upload));
+    ASSERT_TRUE(up.ok()) << up.error().to_string();
+    EXPECT_EQ(up->status, 200u) << up->body.substr(0, 200);
+    EXPECT_EQ(up->header("x-body-len"), std::to_string(upload.size()));
+    EXPECT_TRUE(up->body == body_string(upload)) << "echoed " << up->body.size() << " bytes";
+    auto down = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/big/3145728");
+    ASSERT_TRUE(down.ok()) << down.error().to_string();
+    EXPECT_EQ(down->status, 200u);
+    EXPECT_TRUE(down->body == body_string(pattern_bytes(3'145'728))) << "got " << down->body.size();
+}
+
+TEST(EngineIntegration, KvRoundTrips) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "kv-1");
+    ASSERT_FALSE(actor.empty());
+    EnvoyHandle h = envoy.handle();
+
+    auto put = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Status> {
+        std::vector<KvEntry> entries;
+        for (std::string k : {"a/1", "a/2", "a/3", "b/1", "c"}) entries.emplace_back(to_bytes(k), to_bytes("v:" + k));
+        co_return co_await h.kv_put(actor, std::move(entries));
+    });
+    ASSERT_TRUE(put && put->ok()) << (put && !put->ok() ? put->error().to_string() : "");
+
+    auto got = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Result<std::vector<std::optional<Bytes>>>> {
+        std::vector<Bytes> keys{to_bytes("c"), to_bytes("missing"), to_bytes("a/2")};
+        co_return co_await h.kv_get(actor, std::move(keys));
+    });
+    ASSERT_TRUE(got && got->ok());
+    EXPECT_EQ((*got)->at(0), to_bytes("v:c"));
+    EXPECT_EQ((*got)->at(1), std::nullopt);
+    EXPECT_EQ((*got)->at(2), to_bytes("v:a/2"));
+
+    auto keys_of = [](const std::vector<KvEntry>& entries) {
+        std::vector<std::string> out;
+        for (const auto& [k, v] : entries) out.emplace_back(k.begin(), k.end());
+        return out;
+    };
+    using List = rivetkit::Result<std::vector<KvEntry>>;
+    auto prefix = envoy.run([h, actor]() -> asio::awaitable<List> {
+        co_return co_await h.kv_list_prefix(actor, to_bytes("a/"), KvListOptions{});
+    });
+    ASSERT_TRUE(prefix && prefix->ok());
+    EXPECT_EQ(keys_of(**prefix), (std::vector<std::string>{"a/1", "a/2", "a/3"}));
+    EXPECT_EQ((*prefix)->at(0).second, to_bytes("v:a/1"));
+
+    auto reversed = envoy.run([h, actor]() -> asio::awaitable<List> {
+        co_return co_await h.kv_list_prefix(actor, to_bytes("a/"), KvListOptions{true, 2});
+    });
+    ASSERT_TRUE(reversed && reversed->ok());
+    EXPECT_EQ(keys_of(**reversed), (std::vector<std::string>{"a/3", "a/2"}));
+
+    auto range = envoy.run([h, actor]() -> asio::awaitable<List> {
+        co_return co_await h.kv_list_range(actor, to_bytes("a/2"), to_bytes("b/1"), true, KvListOptions{});
+    });
+    ASSERT_TRUE(range && range->ok());
+    EXPECT_EQ(keys_of(**range), (std::vector<std::string>{"a/2", "a/3"}));
+
+    auto all = envoy.run([h, actor]() -> asio::awaitable<List> {
+        co_return co_await h.kv_list_all(actor, KvListOptions{false, 4});
+    });
+    ASSERT_TRUE(all && all->ok());
+    EXPECT_EQ(keys_of(**all), (std::vector<std::string>{"a/1", "a/2", "a/3", "b/1"}));
+
+    auto del = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Status> {
+        std::vector<Bytes> keys{to_bytes("c")};
+        co_return co_await h.kv_delete(actor, std::move(keys));
+    });
+    ASSERT_TRUE(del && del->ok());
+    auto del_range = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Status> {
+        co_return co_await h.kv_delete_range(actor, to_bytes("a/1"), to_bytes("a/3"));
+    });
+    ASSERT_TRUE(del_range && del_range->ok());
+    auto rest = envoy.run([h, actor]() -> asio::awaitable<List> {
+        co_return co_await h.kv_list_all(actor, KvListOptions{});
+    });
+    ASSERT_TRUE(rest && rest->ok());
+    EXPECT_EQ(keys_of(**rest), (std::vector<std::string>{"a/3", "b/1"}));
+
+    auto too_big = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Status> {
+        std::vector<KvEntry> entries;
+        entries.emplace_back(to_bytes("k"), Bytes(200 * 1024, 'x'));
+        co_return co_await h.kv_put(actor, std::move(entries));
+    });
+    ASSERT_TRUE(too_big);
+    EXPECT_TRUE(!too_big->ok() && too_big->error().is("kv", "value_too_large"));
+
+    auto engine_error = envoy.run([h]() -> asio::awaitable<rivetkit::Status> {
+        std::vector<Bytes> keys{to_bytes("k")};
+        co_return co_await h.kv_delete("not-an-actor-id", std::move(keys));
+    });
+    ASSERT_TRUE(engine_error);
+    EXPECT_TRUE(!engine_error->ok() && engine_error->error().is("kv", "engine_error"));
+}
+
+TEST(EngineIntegration, SleepAndDestroyStopsAreAcknowledgedAndKvSurvivesSleep) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "sleep-1");
+    ASSERT_FALSE(actor.empty());
+    EnvoyHandle h = envoy.handle();
+    auto put = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Status> {
+        std::vector<KvEntry> entries;
+        entries.emplace_back(to_bytes("state"), to_bytes("42"));
+        co_return co_await h.kv_put(actor, std::move(entries));
+    });
+    ASSERT_TRUE(put && put->ok());
+
+    // Sleep through the envoy's intent; the engine answers with a SleepIntent stop.
+    envoy.run([h, actor]() -> asio::awaitable<bool> {
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
+    EXPECT_EQ(cb->read([](const auto& s) { return s.stops.at(0).reason; }), StopReason::sleep_intent);
+    // The Stopped event was accepted: the engine marks the actor sleeping.
+    bool sleeping = false;
+    for (int i = 0; i < 100 && !sleeping; ++i) {
+        auto listed = engine->api("GET", "/actors?namespace=default&actor_id=" + actor);
+        ASSERT_TRUE(listed.ok());
+        auto json = nlohmann::json::parse(listed->body);
+        sleeping = !json["actors"][0]["sleep_ts"].is_null();
+        if (!sleeping) std::this_thread::sleep_for(50ms);  // poll the REST view, bounded
+    }
+    EXPECT_TRUE(sleeping);
+
+    // A request wakes it as generation 2, which still sees its KV.
+    auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
+    ASSERT_TRUE(woke.ok());
+    EXPECT_EQ(woke->status, 200u);
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }));
+    EXPECT_EQ(cb->read([](const auto& s) { return s.starts.back().generation; }), 2u);
+    auto got = envoy.run([h, actor]() -> asio::awaitable<rivetkit::Result<std::vector<std::optional<Bytes>>>> {
+        std::vector<Bytes> keys{to_bytes("state")};
+        co_return co_await h.kv_get(actor, std::move(keys));
+    });
+    ASSERT_TRUE(got && got->ok());
+    EXPECT_EQ((*got)->at(0), to_bytes("42"));
+
+    // Destroy through the REST API.
+    auto destroyed = engine->api("DELETE", "/actors/" + actor + "?namespace=default");
+    ASSERT_TRUE(destroyed.ok());
+    EXPECT_EQ(destroyed->status, 200u) << destroyed->body;
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 2; }));
+    EXPECT_EQ(cb->read([](const auto& s) { return s.stops.back().reason; }), StopReason::destroy);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        auto listed = engine->api("GET", "/actors?namespace=default&actor_id=" + actor);
+        ASSERT_TRUE(listed.ok());
+        auto json = nlohmann::json::parse(listed->body);
+        gone = json["actors"].empty() || !json["actors"][0]["destroy_ts"].is_null();
+        if (!gone) std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_TRUE(gone);
+    EXPECT_EQ(cb->read([](const auto& s) { return s.disconnects; }), 0);
+}

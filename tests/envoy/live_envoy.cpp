@@ -1,0 +1,122 @@
+#include "live_envoy.hpp"
+
+#include <charconv>
+
+#include "envoy/state.hpp"
+#include "recording_callbacks.hpp"
+
+namespace rivetkit::envoy::testing {
+
+namespace asio = boost::asio;
+
+std::size_t LiveCallbacks::State::starts_of(const std::string& actor_id) const {
+    std::size_t n = 0;
+    for (const auto& s : starts) n += s.actor_id == actor_id ? 1 : 0;
+    return n;
+}
+
+std::size_t LiveCallbacks::State::stops_of(const std::string& actor_id) const {
+    std::size_t n = 0;
+    for (const auto& s : stops) n += s.actor_id == actor_id ? 1 : 0;
+    return n;
+}
+
+namespace {
+
+class LiveEchoListener final : public WebSocketListener {
+public:
+    LiveEchoListener(WebSocketSender sender, LiveCallbacks* owner)
+        : sender_(std::move(sender)), owner_(owner) {}
+    void on_message(WebSocketMessage message) override {
+        std::string text(message.data.begin(), message.data.end());
+        owner_->update([&](LiveCallbacks::State& s) { s.ws_received.push_back(text); });
+        sender_.send(to_bytes("echo:" + text), message.binary);
+    }
+    void on_close(CloseFrame) override {}
+    void on_hibernate() override {
+        owner_->update([](LiveCallbacks::State& s) { ++s.ws_hibernations; });
+    }
+
+private:
+    WebSocketSender sender_;
+    LiveCallbacks* owner_;
+};
+
+}  // namespace
+
+void LiveCallbacks::on_connect(EnvoyHandle) {
+    update([](State& s) { ++s.connects; });
+}
+
+void LiveCallbacks::on_disconnect(EnvoyHandle) {
+    update([](State& s) { ++s.disconnects; });
+}
+
+asio::awaitable<Status> LiveCallbacks::on_actor_start(EnvoyHandle, ActorStart start) {
+    update([&](State& s) { s.starts.push_back(std::move(start)); });
+    co_return Status{};
+}
+
+asio::awaitable<Status> LiveCallbacks::on_actor_stop(EnvoyHandle, ActorStop stop) {
+    update([&](State& s) { s.stops.push_back(std::move(stop)); });
+    co_return Status{};
+}
+
+asio::awaitable<HttpResponse> LiveCallbacks::fetch(EnvoyHandle, HttpRequest request) {
+    HttpResponse response;
+    response.status = 200;
+    response.headers = {{"x-path", request.path},
+                        {"x-method", request.method},
+                        {"x-body-len", std::to_string(request.body.size())}};
+    std::string_view path = request.path;
+    if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
+        std::size_t n = 0;
+        auto digits = path.substr(pos + 5);
+        std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        response.body = pattern_bytes(n);
+    } else {
+        response.body = request.body;
+    }
+    update([&](State& s) { s.requests.emplace_back(request.path, request.body.size()); });
+    co_return response;
+}
+
+asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> LiveCallbacks::websocket(
+    EnvoyHandle, WebSocketOpen open, WebSocketSender sender) {
+    update([&](State& s) { open.restoring ? ++s.ws_restores : ++s.ws_opens; });
+    std::shared_ptr<WebSocketListener> listener = std::make_shared<LiveEchoListener>(sender, this);
+    co_return listener;
+}
+
+LiveEnvoy::LiveEnvoy(EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks)
+    : work_(io_.get_executor()), clock_(io_.get_executor()) {
+    handle_.emplace(start_envoy(io_.get_executor(), clock_, std::move(config), std::move(callbacks)));
+    thread_ = std::thread([this] { io_.run(); });
+}
+
+LiveEnvoy::~LiveEnvoy() {
+    EnvoyHandle h = *handle_;
+    run([h]() -> asio::awaitable<bool> {
+        h.shutdown(true);
+        co_await h.wait_stopped();
+        co_return true;
+    });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+}
+
+void LiveEnvoy::vanish() {
+    EnvoyHandle h = *handle_;
+    run([h]() -> asio::awaitable<bool> {
+        auto& st = h.state();
+        // A dead process neither drains nor closes: drop the socket and stop reconnecting.
+        st.shutting_down = true;
+        st.stop_requested.notify_one();
+        if (st.transport) st.transport->abort();
+        co_await h.wait_stopped();
+        co_return true;
+    });
+}
+
+}  // namespace rivetkit::envoy::testing

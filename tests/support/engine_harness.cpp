@@ -1,0 +1,259 @@
+#include "engine_harness.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+namespace rivetkit::testing {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+Error harness_error(std::string code, std::string message) {
+    return Error("test_harness", std::move(code), std::move(message));
+}
+
+void set_socket_timeout(int fd, std::chrono::milliseconds timeout) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+std::optional<std::string> HttpResult::header(std::string_view name) const {
+    for (const auto& [k, v] : headers) {
+        if (k.size() == name.size() &&
+            std::equal(k.begin(), k.end(), name.begin(),
+                       [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+            return v;
+        }
+    }
+    return std::nullopt;
+}
+
+Result<HttpResult> http_request(std::uint16_t port, std::string method, std::string target,
+                                std::string body,
+                                std::vector<std::pair<std::string, std::string>> headers,
+                                std::chrono::milliseconds timeout) {
+    try {
+        asio::io_context io;
+        tcp::socket socket(io);
+        socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+        socket.set_option(tcp::no_delay(true));
+        set_socket_timeout(socket.native_handle(), timeout);
+        http::request<http::string_body> req;
+        req.method_string(method);
+        req.target(target);
+        req.version(11);
+        req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+        req.set(http::field::connection, "close");
+        for (auto& [k, v] : headers) req.set(k, v);
+        req.body() = std::move(body);
+        req.prepare_payload();
+        http::write(socket, req);
+        beast::flat_buffer buffer;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(256ull * 1024 * 1024);
+        http::read(socket, buffer, parser);
+        auto res = parser.release();
+        HttpResult out;
+        out.status = res.result_int();
+        for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+        out.body = std::move(res.body());
+        beast::error_code ignored;
+        socket.shutdown(tcp::socket::shutdown_both, ignored);
+        return out;
+    } catch (const std::exception& e) {
+        return harness_error("http_failed", method + " " + target + ": " + e.what());
+    }
+}
+
+std::uint16_t free_loopback_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+Result<std::unique_ptr<EngineHarness>> EngineHarness::start(EngineOptions options) {
+    std::unique_ptr<EngineHarness> h(new EngineHarness());
+    h->options_ = std::move(options);
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rivetkit-engine-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return harness_error("tmpdir", "mkdtemp failed");
+    h->root_ = tmpl;
+    h->guard_port_ = free_loopback_port();
+    h->api_peer_port_ = free_loopback_port();
+    h->metrics_port_ = free_loopback_port();
+    if (auto s = h->spawn(); !s.ok()) return s.error();
+    if (auto s = h->wait_ready(); !s.ok()) return s.error();
+    return h;
+}
+
+EngineHarness::~EngineHarness() {
+    kill_hard();
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+}
+
+std::string EngineHarness::endpoint() const {
+    return "http://127.0.0.1:" + std::to_string(guard_port_);
+}
+
+Status EngineHarness::spawn() {
+    const char* bin = std::getenv("RIVET_ENGINE_BIN");
+    std::string binary = bin != nullptr ? bin : RIVETKIT_DEFAULT_ENGINE_BIN;
+    if (::access(binary.c_str(), X_OK) != 0) {
+        return harness_error("engine_missing", "engine binary not executable: " + binary +
+                                                   " (run scripts/deps.sh)");
+    }
+    std::vector<std::string> env = {
+        "RUST_BACKTRACE=0",
+        "RUST_LOG_ANSI_COLOR=0",
+        "RIVET__GUARD__HOST=127.0.0.1",
+        "RIVET__GUARD__PORT=" + std::to_string(guard_port_),
+        "RIVET__API_PEER__HOST=127.0.0.1",
+        "RIVET__API_PEER__PORT=" + std::to_string(api_peer_port_),
+        "RIVET__METRICS__HOST=127.0.0.1",
+        "RIVET__METRICS__PORT=" + std::to_string(metrics_port_),
+        "RIVET__FILE_SYSTEM__PATH=" + (root_ / "db").string(),
+        "HOME=" + root_.string(),
+        "PATH=/usr/bin:/bin",
+    };
+    if (options_.gateway_v3) {
+        env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__MODE=on");
+        env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__PERCENTAGE=100");
+    }
+    for (const auto& [k, v] : options_.extra_env) env.push_back(k + "=" + v);
+    // Everything the child needs is prepared before fork: between fork and exec only
+    // async-signal-safe calls are allowed (other threads may hold the malloc lock).
+    std::string log_path = (root_ / "engine.log").string();
+    int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string start = "start";
+    char* argv[] = {binary.data(), start.data(), nullptr};
+    pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        if (log_fd >= 0) ::close(log_fd);
+        return harness_error("spawn", "fork failed");
+    }
+    if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
+        if (log_fd >= 0) {
+            ::dup2(log_fd, 1);
+            ::dup2(log_fd, 2);
+        }
+        ::execve(argv[0], argv, envp.data());
+        ::_exit(127);
+    }
+    if (log_fd >= 0) ::close(log_fd);
+    pid_ = pid;
+    return {};
+}
+
+Status EngineHarness::wait_ready() {
+    auto deadline = std::chrono::steady_clock::now() + options_.ready_timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            return harness_error("engine_died", "engine exited during start-up:\n" + log_tail());
+        }
+        auto r = http_request(guard_port_, "GET", "/health", {}, {}, std::chrono::seconds(2));
+        if (r.ok() && r->status == 200) return {};
+        // Readiness poll: the engine has no start-up notification to wait on.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return harness_error("engine_not_ready", "engine not healthy in time:\n" + log_tail());
+}
+
+void EngineHarness::kill_hard() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+}
+
+Status EngineHarness::restart() {
+    kill_hard();
+    if (auto s = spawn(); !s.ok()) return s;
+    return wait_ready();
+}
+
+std::string EngineHarness::log_tail(std::size_t max) const {
+    std::ifstream in(root_ / "engine.log", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string all = ss.str();
+    return all.size() > max ? all.substr(all.size() - max) : all;
+}
+
+Result<HttpResult> EngineHarness::api(std::string method, std::string target, std::string body) {
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!body.empty()) headers.emplace_back("content-type", "application/json");
+    return http_request(guard_port_, std::move(method), std::move(target), std::move(body), headers);
+}
+
+Status EngineHarness::create_pool(const std::string& pool, const std::string& ns) {
+    auto r = api("PUT", "/runner-configs/" + pool + "?namespace=" + ns,
+                 R"({"datacenters":{"default":{"normal":{}}}})");
+    if (!r.ok()) return r.error();
+    if (r->status != 200) {
+        return harness_error("create_pool", "status " + std::to_string(r->status) + ": " + r->body);
+    }
+    return {};
+}
+
+Result<std::string> EngineHarness::create_actor(const std::string& name, const std::string& key,
+                                                const std::string& pool, const std::string& ns) {
+    nlohmann::json body = {{"name", name},
+                           {"key", key},
+                           {"runner_name_selector", pool},
+                           {"crash_policy", "sleep"}};
+    auto r = api("POST", "/actors?namespace=" + ns, body.dump());
+    if (!r.ok()) return r.error();
+    if (r->status != 200) {
+        return harness_error("create_actor", "status " + std::to_string(r->status) + ": " + r->body);
+    }
+    auto json = nlohmann::json::parse(r->body, nullptr, false);
+    if (json.is_discarded() || !json.contains("actor")) {
+        return harness_error("create_actor", "unexpected body: " + r->body);
+    }
+    return json["actor"]["actor_id"].get<std::string>();
+}
+
+}  // namespace rivetkit::testing

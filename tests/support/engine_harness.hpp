@@ -1,0 +1,89 @@
+#pragma once
+// A real Rivet Engine for integration tests: the pinned binary ($RIVET_ENGINE_BIN) on free
+// loopback ports with a fresh data directory, RUST_BACKTRACE=0 (with backtraces the engine
+// spends most of its CPU capturing them), started in setup and killed by pid in the destructor —
+// also when the test fails. The child gets PR_SET_PDEATHSIG, so even a crashed test process
+// leaves no engine behind.
+//
+// Blocking by design: it runs on the test thread, while the envoy under test runs its own
+// io_context thread.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace rivetkit::testing {
+
+struct EngineOptions {
+    // Streaming gateway ("gateway 3"): chunked bodies with credit windows.
+    bool gateway_v3 = false;
+    std::vector<std::pair<std::string, std::string>> extra_env;
+    std::chrono::milliseconds ready_timeout{60'000};
+};
+
+struct HttpResult {
+    unsigned status = 0;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    std::optional<std::string> header(std::string_view name) const;
+};
+
+// Blocking HTTP/1.1 request to 127.0.0.1:port (Connection: close), bounded by `timeout`.
+Result<HttpResult> http_request(std::uint16_t port, std::string method, std::string target,
+                                std::string body = {},
+                                std::vector<std::pair<std::string, std::string>> headers = {},
+                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// Loopback ports nobody listens on right now.
+std::uint16_t free_loopback_port();
+
+class EngineHarness {
+public:
+    // Starts the engine and waits until GET /health answers 200.
+    static Result<std::unique_ptr<EngineHarness>> start(EngineOptions options = {});
+    ~EngineHarness();
+    EngineHarness(const EngineHarness&) = delete;
+    EngineHarness& operator=(const EngineHarness&) = delete;
+
+    std::uint16_t guard_port() const noexcept { return guard_port_; }
+    std::string endpoint() const;  // http://127.0.0.1:<guard>
+    pid_t pid() const noexcept { return pid_; }
+    const std::filesystem::path& root() const noexcept { return root_; }
+
+    // PUT /runner-configs/<pool> for a serverful ("normal") pool in datacenter `default`.
+    Status create_pool(const std::string& pool, const std::string& ns = "default");
+    // POST /actors; returns the actor id.
+    Result<std::string> create_actor(const std::string& name, const std::string& key,
+                                     const std::string& pool, const std::string& ns = "default");
+    Result<HttpResult> api(std::string method, std::string target, std::string body = {});
+
+    // kill -9 and wait for the process.
+    void kill_hard();
+    // Starts the binary again on the same ports and data directory.
+    Status restart();
+    // The last `max` bytes of the engine's log, for failure messages.
+    std::string log_tail(std::size_t max = 4000) const;
+
+private:
+    EngineHarness() = default;
+    Status spawn();
+    Status wait_ready();
+
+    EngineOptions options_;
+    std::filesystem::path root_;
+    std::uint16_t guard_port_ = 0;
+    std::uint16_t api_peer_port_ = 0;
+    std::uint16_t metrics_port_ = 0;
+    pid_t pid_ = -1;
+};
+
+}  // namespace rivetkit::testing
