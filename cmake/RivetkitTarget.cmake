@@ -1,8 +1,10 @@
 # Shared compile settings for every rivetkit target.
 
+# -Wnull-dereference is left out: at -O2 GCC 12 reports paths it invents after inlining (seen in
+# Asio and in our own tree walks), so it cannot be fatal in the optimised CI build.
 set(RIVETKIT_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
     -Wcast-align -Wunused -Woverloaded-virtual -Wconversion -Wsign-conversion
-    -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
+    -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
 
 if(RIVETKIT_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
