@@ -278,7 +278,8 @@ ActorContext::restore_hibernatable_connections(const PreloadedKv* preload) const
     if (preloaded) {
         entries = std::move(*preloaded);
     } else {
-        auto listed = co_await self.p_->kv.list_prefix(keys::to_bytes(keys::kConnPrefix));
+        Bytes prefix = keys::to_bytes(keys::kConnPrefix);
+        auto listed = co_await self.p_->kv.list_prefix(std::move(prefix), ListOpts{});
         if (!listed.ok())
             co_return std::move(listed).error();
         entries = std::move(listed).value();

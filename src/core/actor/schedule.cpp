@@ -62,8 +62,9 @@ boost::asio::awaitable<void> persist_alarm_after_ack(WeakActorContext weak,
         co_return;
     auto& s = *ctx->inner();
     if (acked && acked->ok()) {
-        Status put = co_await s.kv.put(keys::to_bytes(keys::kLastPushedAlarm),
-                                       encode_last_pushed_alarm(alarm_ts));
+        Bytes key = keys::to_bytes(keys::kLastPushedAlarm);
+        Bytes value = encode_last_pushed_alarm(alarm_ts);
+        Status put = co_await s.kv.put(std::move(key), std::move(value));
         if (!put.ok()) {
             log::error("failed to persist last pushed alarm",
                        {{"actor_id", s.actor_id}, {"error", put.error().to_string()}});

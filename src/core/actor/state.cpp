@@ -134,7 +134,8 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
     const std::uint64_t revision = s.state_revision;
     Bytes encoded = encode_persisted_actor(s.persisted);
     ++s.in_flight_writes;
-    Status put = co_await s.kv.put(keys::to_bytes(keys::kPersistData), std::move(encoded));
+    Bytes key = keys::to_bytes(keys::kPersistData);
+    Status put = co_await s.kv.put(std::move(key), std::move(encoded));
     --s.in_flight_writes;
     s.save_progress.notify_waiters();
     if (!put.ok())

@@ -140,8 +140,9 @@ boost::asio::awaitable<Status> ActorTask::init_inspector_token() {
     Bytes raw(32);
     for (auto& b : raw)
         b = static_cast<std::uint8_t>(rng());
-    co_return co_await ctx.kv().put(keys::to_bytes(keys::kInspectorToken),
-                                    to_bytes(base64url_no_pad(raw)));
+    Bytes key = keys::to_bytes(keys::kInspectorToken);
+    Bytes token = to_bytes(base64url_no_pad(raw));
+    co_return co_await ctx.kv().put(std::move(key), std::move(token));
 }
 
 boost::asio::awaitable<Status> ActorTask::start_actor() {

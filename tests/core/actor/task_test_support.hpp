@@ -118,7 +118,10 @@ inline WiredTask new_wired_task(std::string actor_id, ActorContext ctx,
 
 inline Task<Status> start_task(ActorTask& task) {
     auto [tx, rx] = rt::oneshot<Status>();
-    co_await task.handle_lifecycle(LifecycleCommand::start(std::move(tx)));
+    // Commands are built as locals: a temporary with a destructor inside a co_await expression
+    // trips GCC 12's coroutine lowering.
+    LifecycleCommand command = LifecycleCommand::start(std::move(tx));
+    co_await task.handle_lifecycle(std::move(command));
     auto reply = co_await rx.recv();
     co_return reply ? std::move(*reply) : Status(errors::actor_dropped_reply());
 }
