@@ -240,4 +240,74 @@ inline Task<void> stuck_future(NotifyOnDrop notify, rt::OneshotReceiver<bool> ne
     (void)co_await never.recv();
 }
 
+// Records what core asks of the engine. SetAlarm messages queue up with their ack senders, like
+// upstream's ToEnvoyMessage::SetAlarm on the test envoy handle.
+class TestEnvoy final : public EnvoyLink {
+  public:
+    struct SetAlarm {
+        std::string actor_id;
+        std::optional<std::uint32_t> generation;
+        std::optional<std::int64_t> alarm_ts;
+        rt::OneshotSender<Status> ack;
+    };
+
+    void sleep_actor(std::string_view, std::optional<std::uint32_t>) override { ++sleep_requests; }
+    void destroy_actor(std::string_view, std::optional<std::uint32_t>) override {
+        ++destroy_requests;
+    }
+    rt::OneshotReceiver<Status> set_alarm(std::string_view actor_id,
+                                          std::optional<std::uint32_t> generation,
+                                          std::optional<std::int64_t> alarm_ts) override {
+        auto [tx, rx] = rt::oneshot<Status>();
+        alarms.push_back({std::string(actor_id), generation, alarm_ts, std::move(tx)});
+        return std::move(rx);
+    }
+    void restore_hibernating_requests(std::string_view, std::vector<HibernatingRequest>) override {}
+    bool is_hibernating_request_live(std::string_view, const GatewayId&,
+                                     const RequestId&) const override {
+        return false;
+    }
+    std::size_t active_http_request_count(std::string_view) const override { return 0; }
+
+    std::deque<SetAlarm> alarms;
+    std::size_t sleep_requests = 0;
+    std::size_t destroy_requests = 0;
+};
+
+// Upstream's recv_alarm_now: takes the next SetAlarm, checks it and acks it.
+inline std::optional<std::int64_t> recv_alarm_now(TestEnvoy& envoy, std::string_view actor_id,
+                                                  std::optional<std::uint32_t> generation) {
+    EXPECT_FALSE(envoy.alarms.empty()) << "expected set_alarm envoy message";
+    if (envoy.alarms.empty())
+        return std::nullopt;
+    auto message = std::move(envoy.alarms.front());
+    envoy.alarms.pop_front();
+    EXPECT_EQ(message.actor_id, actor_id);
+    EXPECT_EQ(message.generation, generation);
+    message.ack.send(Status{});
+    return message.alarm_ts;
+}
+
+// Live KV through a shut-down envoy: every call fails.
+class FailingKv final : public KvBackend {
+  public:
+    std::string_view label() const noexcept override { return "failing"; }
+    Task<Result<std::vector<std::optional<Bytes>>>> batch_get(std::vector<Bytes>) override {
+        co_return fail();
+    }
+    Task<Status> batch_put(std::vector<KvEntry>) override { co_return fail(); }
+    Task<Status> batch_delete(std::vector<Bytes>) override { co_return fail(); }
+    Task<Status> delete_range(Bytes, Bytes) override { co_return fail(); }
+    Task<Result<std::vector<KvEntry>>> list_prefix(Bytes, ListOpts) override { co_return fail(); }
+    Task<Result<std::vector<KvEntry>>> list_range(Bytes, Bytes, ListOpts) override {
+        co_return fail();
+    }
+    Task<Status> apply_batch(std::vector<KvEntry>, std::vector<Bytes>) override {
+        co_return fail();
+    }
+
+  private:
+    static Error fail() { return Error("envoy", "shutdown", "envoy is shutting down"); }
+};
+
 }  // namespace rivetkit::core::test
