@@ -148,7 +148,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
             case 0: {
                 auto command = lifecycle_inbox_.try_recv();
                 if (!command) {
-                    warn_closed(actor_id_, "lifecycle_inbox",
+                    warn_closed(ctx.actor_id(), "lifecycle_inbox",
                                 "actor task terminating because lifecycle command inbox closed");
                     co_return LiveExit::terminated();
                 }
@@ -158,12 +158,13 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
             case 1: {
                 auto event = lifecycle_events.try_recv();
                 if (!event) {
-                    warn_closed(actor_id_, "lifecycle_events",
+                    warn_closed(ctx.actor_id(), "lifecycle_events",
                                 "actor task terminating because lifecycle event inbox closed");
                     co_return LiveExit::terminated();
                 }
-                log::debug("actor lifecycle event drained",
-                           {{"actor_id", actor_id_}, {"event", lifecycle_event_label(*event)}});
+                log::debug(
+                    "actor lifecycle event drained",
+                    {{"actor_id", ctx.actor_id()}, {"event", lifecycle_event_label(*event)}});
                 exit = serve_event(*event);
                 break;
             }
@@ -177,7 +178,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
             case 4: {
                 auto command = dispatch_inbox_.try_recv();
                 if (!command) {
-                    warn_closed(actor_id_, "dispatch_inbox",
+                    warn_closed(ctx.actor_id(), "dispatch_inbox",
                                 "actor task terminating because dispatch inbox closed");
                     co_return LiveExit::terminated();
                 }
@@ -209,7 +210,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
 }
 
 void ActorTask::transition_to(LifecycleState next) {
-    log::info("actor lifecycle transition", {{"actor_id", actor_id_},
+    log::info("actor lifecycle transition", {{"actor_id", ctx.actor_id()},
                                              {"old", lifecycle_state_name(lifecycle)},
                                              {"new", lifecycle_state_name(next)}});
     lifecycle = next;
@@ -227,7 +228,7 @@ void ActorTask::reply_lifecycle(std::string_view command, std::optional<Shutdown
         result = Status(with_specifier(std::move(result).error()));
     const bool delivered = reply.send(std::move(result));
     log::debug("actor lifecycle command replied",
-               {{"actor_id", actor_id_},
+               {{"actor_id", ctx.actor_id()},
                 {"command", command},
                 {"reason", reason ? shutdown_kind_label(*reason) : std::string_view()},
                 {"outcome", ok ? "ok" : "error"},
@@ -243,7 +244,7 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::serve_lifecycle(
     const std::string_view label = command_label(command.kind);
     const bool is_stop = command.kind == LifecycleCommand::Kind::Stop;
     log::debug("actor lifecycle command received",
-               {{"actor_id", actor_id_},
+               {{"actor_id", ctx.actor_id()},
                 {"command", label},
                 {"reason", is_stop ? shutdown_kind_label(command.reason) : std::string_view()}});
     const bool grace =
@@ -273,15 +274,15 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::serve_lifecycle(
                 // Upstream debug-asserts here: a conflicting Stop during grace is an engine bug.
                 assert(!"conflicting Stop during grace");
                 log::warn("conflicting Stop during grace, ignoring",
-                          {{"actor_id", actor_id_},
+                          {{"actor_id", ctx.actor_id()},
                            {"reason", shutdown_kind_label(command.reason)},
                            {"current_reason", shutdown_kind_label(grace_->reason)}});
             } else if (lifecycle == LifecycleState::SleepFinalize ||
                        lifecycle == LifecycleState::Destroying) {
                 assert(!"duplicate Stop after shutdown started");
-                log::warn(
-                    "duplicate Stop after shutdown started, ignoring",
-                    {{"actor_id", actor_id_}, {"reason", shutdown_kind_label(command.reason)}});
+                log::warn("duplicate Stop after shutdown started, ignoring",
+                          {{"actor_id", ctx.actor_id()},
+                           {"reason", shutdown_kind_label(command.reason)}});
             }
             reply_lifecycle(label, command.reason, std::move(command.reply), Status{});
             co_return std::nullopt;
@@ -306,14 +307,14 @@ boost::asio::awaitable<Status> ActorTask::fire_due_alarms() {
 std::optional<Error> ActorTask::dispatch_rejection() {
     if (ctx.destroy_requested()) {
         if (!std::exchange(warned_stopping_dispatch_, true)) {
-            log::warn("work sent to stopping actor instance", {{"actor_id", actor_id_}});
+            log::warn("work sent to stopping actor instance", {{"actor_id", ctx.actor_id()}});
         }
         return errors::actor_destroying();
     }
     switch (lifecycle) {
         case LifecycleState::Loading:
             log::warn("actor dispatch may be parked behind the current instance",
-                      {{"actor_id", actor_id_}});
+                      {{"actor_id", ctx.actor_id()}});
             return errors::actor_not_ready();
         case LifecycleState::Started:
         case LifecycleState::SleepGrace:
@@ -330,13 +331,14 @@ std::optional<Error> ActorTask::dispatch_rejection() {
 
 boost::asio::awaitable<void> ActorTask::handle_dispatch(DispatchCommand command) {
     const std::string_view label = dispatch_label(command);
-    log::debug("actor dispatch command received", {{"actor_id", actor_id_}, {"command", label}});
+    log::debug("actor dispatch command received",
+               {{"actor_id", ctx.actor_id()}, {"command", label}});
     if (auto rejection = dispatch_rejection()) {
         Error error = with_specifier(std::move(*rejection));
         std::visit([&](auto& c) { c.reply.send(error); }, command);
         log::debug(
             "actor dispatch command handled",
-            {{"actor_id", actor_id_}, {"command", label}, {"outcome", "rejected_lifecycle"}});
+            {{"actor_id", ctx.actor_id()}, {"command", label}, {"outcome", "rejected_lifecycle"}});
         co_return;
     }
     dispatch_accepted(std::move(command));
@@ -385,14 +387,14 @@ void ActorTask::dispatch_accepted(DispatchCommand command) {
             label);
     }
     log::debug("actor dispatch command handled",
-               {{"actor_id", actor_id_},
+               {{"actor_id", ctx.actor_id()},
                 {"command", label},
                 {"outcome", sent.ok() ? "enqueued" : "enqueue_failed"}});
 }
 
 boost::asio::awaitable<void> ActorTask::handle_event(LifecycleEvent event) {
     log::debug("actor lifecycle event drained",
-               {{"actor_id", actor_id_}, {"event", lifecycle_event_label(event)}});
+               {{"actor_id", ctx.actor_id()}, {"event", lifecycle_event_label(event)}});
     (void)serve_event(event);
     co_return;
 }
@@ -444,7 +446,7 @@ boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
         event::SerializeState{SerializeStateReason::Save, std::move(reply)}, "save_tick");
     if (!sent.ok()) {
         log::warn("failed to enqueue save tick",
-                  {{"actor_id", actor_id_}, {"error", sent.error().to_string()}});
+                  {{"actor_id", ctx.actor_id()}, {"error", sent.error().to_string()}});
         schedule_state_save(true);
         co_return;
     }
@@ -454,19 +456,19 @@ boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
                : Result<std::vector<StateDelta>>(errors::actor_dropped_reply());
     if (!deltas.ok()) {
         log::error("actor serializeState failed",
-                   {{"actor_id", actor_id_}, {"error", deltas.error().to_string()}});
+                   {{"actor_id", ctx.actor_id()}, {"error", deltas.error().to_string()}});
         schedule_state_save(true);
         sync_inspector_serialize_deadline();
         co_return;
     }
-    log::debug("actor serializeState completed", {{"actor_id", actor_id_},
+    log::debug("actor serializeState completed", {{"actor_id", ctx.actor_id()},
                                                   {"reason", "save"},
                                                   {"delta_count", deltas.value().size()},
                                                   {"save_request_revision", revision}});
     Status saved = co_await ctx.save_state_with_revision(std::move(deltas).value(), revision);
     if (!saved.ok()) {
         log::error("actor state save failed",
-                   {{"actor_id", actor_id_}, {"error", saved.error().to_string()}});
+                   {{"actor_id", ctx.actor_id()}, {"error", saved.error().to_string()}});
         schedule_state_save(true);
         sync_inspector_serialize_deadline();
         co_return;
@@ -528,16 +530,16 @@ void ActorTask::on_sleep_tick() {
     if (lifecycle != LifecycleState::Started)
         return;
     if (ctx.can_sleep() == CanSleep::Yes) {
-        log::debug("sleep idle deadline elapsed", {{"actor_id", actor_id_}});
+        log::debug("sleep idle deadline elapsed", {{"actor_id", ctx.actor_id()}});
         Status requested = ctx.sleep();
         if (!requested.ok()) {
             log::debug("sleep idle deadline request suppressed",
-                       {{"actor_id", actor_id_}, {"error", requested.error().to_string()}});
+                       {{"actor_id", ctx.actor_id()}, {"error", requested.error().to_string()}});
         }
         return;
     }
     log::warn("sleep idle deadline elapsed but actor stayed awake",
-              {{"actor_id", actor_id_}, {"reason", can_sleep_name(ctx.can_sleep())}});
+              {{"actor_id", ctx.actor_id()}, {"reason", can_sleep_name(ctx.can_sleep())}});
     reset_sleep_deadline();
 }
 
@@ -553,17 +555,17 @@ std::optional<LiveExit> ActorTask::handle_run_handle_outcome(rt::Joined<Status> 
         const Status& result = outcome.value();
         if (!result.ok()) {
             const Error& e = result.error();
-            log::error("actor run handler failed", {{"actor_id", actor_id_},
+            log::error("actor run handler failed", {{"actor_id", ctx.actor_id()},
                                                     {"group", e.group()},
                                                     {"code", e.code()},
                                                     {"message", e.message()},
                                                     {"metadata", e.metadata().value_or("")}});
         } else if (lifecycle == LifecycleState::Started) {
             log::debug("actor run handler exited cleanly while awaiting engine stop",
-                       {{"actor_id", actor_id_}});
+                       {{"actor_id", ctx.actor_id()}});
         }
     } else if (outcome.is_failed()) {
-        log::error("actor run handler join failed", {{"actor_id", actor_id_}});
+        log::error("actor run handler join failed", {{"actor_id", ctx.actor_id()}});
     }
     if (lifecycle == LifecycleState::SleepGrace || lifecycle == LifecycleState::DestroyGrace) {
         return try_finish_grace();
@@ -599,7 +601,7 @@ boost::asio::awaitable<bool> ActorTask::drain_tracked_work(ShutdownKind reason, 
                 const auto elapsed =
                     std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - started);
                 log::warn("actor shutdown drain is taking longer than expected",
-                          {{"actor_id", actor_id_},
+                          {{"actor_id", ctx.actor_id()},
                            {"reason", shutdown_kind_label(reason)},
                            {"phase", phase},
                            {"elapsed_ms", static_cast<std::int64_t>(elapsed.count())}});

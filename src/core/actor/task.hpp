@@ -219,6 +219,8 @@ class ActorTask {
     void on_sleep_tick();
     Error with_specifier(Error error) const;
 
+    // The engine's id for this generation; logs and hooks use ctx.actor_id(), which is the same
+    // in production and is what tests scope hooks by.
     std::string actor_id_;
     std::uint32_t generation_;
     rt::Receiver<LifecycleCommand> lifecycle_inbox_;

@@ -80,7 +80,7 @@ TestHookGuard install_shutdown_reply_hook(std::string actor_id, ShutdownReplyHoo
 void ActorTask::register_shutdown_reply(rt::OneshotSender<Status> reply) {
     if (shutdown_reply_) {
         log::warn("duplicate Stop after shutdown reply was registered, dropping new reply",
-                  {{"actor_id", actor_id_}});
+                  {{"actor_id", ctx.actor_id()}});
         return;
     }
     shutdown_reply_.emplace(std::move(reply));
@@ -102,7 +102,7 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::begin_stop(
 
 void ActorTask::begin_grace(ShutdownKind reason) {
     log::debug("actor grace shutdown started",
-               {{"actor_id", actor_id_}, {"reason", shutdown_kind_label(reason)}});
+               {{"actor_id", ctx.actor_id()}, {"reason", shutdown_kind_label(reason)}});
     ctx.suspend_alarm_dispatch();
     ctx.set_local_alarm_callback({});
     transition_to(reason == ShutdownKind::Sleep ? LifecycleState::SleepGrace
@@ -118,7 +118,8 @@ void ActorTask::send_core_hook(ActorEvent event, rt::OneshotReceiver<Status> rep
     WorkRegion region = ctx.region(RegionKind::CoreHook);
     // On failure the event (and its reply) is destroyed here: the watcher sees dropped_reply.
     (void)ctx.try_send_actor_event(std::move(event), "core_hook");
-    rt::spawn(ctx.executor(), watch_core_hook(std::move(region), actor_id_, std::move(reply_rx)));
+    rt::spawn(ctx.executor(),
+              watch_core_hook(std::move(region), ctx.actor_id(), std::move(reply_rx)));
 }
 
 void ActorTask::emit_grace_events(ShutdownKind reason) {
@@ -146,7 +147,7 @@ std::optional<LiveExit> ActorTask::on_sleep_grace_deadline() {
     ctx.shutdown_deadline_token().cancel();
     deadline_reached_ = true;
     log::warn("actor shutdown reached the grace deadline",
-              {{"actor_id", actor_id_},
+              {{"actor_id", ctx.actor_id()},
                {"reason", shutdown_kind_label(reason)},
                {"deadline_missed_by_ms", static_cast<std::int64_t>(missed.count())},
                {"core_dispatched_hooks", ctx.core_dispatched_hook_count()},
@@ -196,7 +197,7 @@ boost::asio::awaitable<Status> ActorTask::run_shutdown_guarded(ShutdownKind reas
     } catch (...) {
         what = "unknown exception";
     }
-    log::error("actor shutdown panicked", {{"actor_id", actor_id_}, {"error", what}});
+    log::error("actor shutdown panicked", {{"actor_id", ctx.actor_id()}, {"error", what}});
     co_return Error(
         "core", "internal_error",
         fmt::format("shutdown panicked during {}: {}", shutdown_kind_name(reason), what));
@@ -209,7 +210,7 @@ boost::asio::awaitable<Status> ActorTask::save_final_state(ShutdownKind reason) 
         event::SerializeState{SerializeStateReason::Save, std::move(reply)}, "shutdown_serialize");
     if (!sent.ok()) {
         log::error("shutdown serialize-state enqueue failed",
-                   {{"actor_id", actor_id_}, {"error", sent.error().to_string()}});
+                   {{"actor_id", ctx.actor_id()}, {"error", sent.error().to_string()}});
     } else {
         const auto cap = std::max<std::chrono::milliseconds>(
             kSerializeStateShutdownSanityCap, ctx.config().effective_sleep_grace_period());
@@ -219,12 +220,12 @@ boost::asio::awaitable<Status> ActorTask::save_final_state(ShutdownKind reason) 
             log::error(
                 "serializeState timed out; saving with empty deltas, prior persisted state "
                 "retained",
-                {{"actor_id", actor_id_}, {"reason", shutdown_kind_label(reason)}});
+                {{"actor_id", ctx.actor_id()}, {"reason", shutdown_kind_label(reason)}});
         } else if (!*answer || !(*answer)->ok()) {
             const std::string error = *answer ? (*answer)->error().to_string()
                                               : errors::actor_dropped_reply().to_string();
             log::error("shutdown serializeState failed; saving with empty deltas",
-                       {{"actor_id", actor_id_}, {"error", error}});
+                       {{"actor_id", ctx.actor_id()}, {"error", error}});
         } else {
             deltas = std::move(**answer).value();
         }
@@ -250,29 +251,29 @@ boost::asio::awaitable<Status> ActorTask::run_shutdown(ShutdownKind reason) {
     }
 
     co_await ctx.teardown_sleep_state(deadline_reached_);
-    log_step(actor_id_, reason, "teardown_sleep_state");
-    if (auto hook = find_hook(hooks().cleanup, actor_id_))
+    log_step(ctx.actor_id(), reason, "teardown_sleep_state");
+    if (auto hook = find_hook(hooks().cleanup, ctx.actor_id()))
         (*hook)(ctx, shutdown_kind_label(reason));
     co_await ctx.wait_for_pending_state_writes();
-    log_step(actor_id_, reason, "wait_for_pending_state_writes");
+    log_step(ctx.actor_id(), reason, "wait_for_pending_state_writes");
     ctx.sync_alarm();
-    log_step(actor_id_, reason, "sync_alarm");
+    log_step(ctx.actor_id(), reason, "sync_alarm");
     co_await ctx.wait_for_pending_alarm_writes();
-    log_step(actor_id_, reason, "wait_for_pending_alarm_writes");
+    log_step(ctx.actor_id(), reason, "wait_for_pending_alarm_writes");
     if (reason == ShutdownKind::Sleep) {
         // The engine alarm stays armed so the actor wakes for its next scheduled event.
         ctx.cancel_local_alarm_timeouts();
     } else {
         ctx.cancel_driver_alarm();
     }
-    log_step(actor_id_, reason, "cancel_alarms");
+    log_step(ctx.actor_id(), reason, "cancel_alarms");
     if (reason == ShutdownKind::Destroy)
         ctx.mark_destroy_completed();
     co_return Status{};
 }
 
 void ActorTask::deliver_shutdown_reply(ShutdownKind reason, const Status& result) {
-    if (auto hook = find_hook(hooks().reply, actor_id_))
+    if (auto hook = find_hook(hooks().reply, ctx.actor_id()))
         (*hook)(ctx, reason);
     if (!shutdown_reply_)
         return;
@@ -286,7 +287,7 @@ void ActorTask::deliver_shutdown_reply(ShutdownKind reason, const Status& result
     const bool ok = reply.ok();
     const bool delivered = shutdown_reply_->send(std::move(reply));
     shutdown_reply_.reset();
-    log::debug("actor lifecycle command replied", {{"actor_id", actor_id_},
+    log::debug("actor lifecycle command replied", {{"actor_id", ctx.actor_id()},
                                                    {"command", "stop"},
                                                    {"reason", shutdown_kind_label(reason)},
                                                    {"shutdown_reason", shutdown_kind_label(reason)},

@@ -151,7 +151,7 @@ boost::asio::awaitable<Status> ActorTask::start_actor() {
     }
     auto fail = [&](std::string_view step, Error error) {
         log::error("actor start failed",
-                   {{"actor_id", actor_id_}, {"step", step}, {"error", error.to_string()}});
+                   {{"actor_id", ctx.actor_id()}, {"step", step}, {"error", error.to_string()}});
         return Status(std::move(error));
     };
     // A wake after an in-process shutdown starts from fresh shutdown bookkeeping.
@@ -199,7 +199,7 @@ boost::asio::awaitable<Status> ActorTask::start_actor() {
         }
     }
     if (!restored.value().empty() && ctx.envoy()) {
-        ctx.envoy()->restore_hibernating_requests(actor_id_, std::move(live_requests));
+        ctx.envoy()->restore_hibernating_requests(ctx.actor_id(), std::move(live_requests));
     }
     ctx.sync_future_alarm();
     transition_to(LifecycleState::Started);
@@ -241,7 +241,7 @@ boost::asio::awaitable<Status> ActorTask::spawn_run_handler(bool is_new,
                      ctx.input(),
                      std::move(snapshot),
                      std::move(restored),
-                     ActorEvents(actor_id_, std::move(*pending_events_rx_)),
+                     ActorEvents(ctx.actor_id(), std::move(*pending_events_rx_)),
                      std::move(ready_tx)};
     pending_events_rx_.reset();
     run_handle = rt::spawn(ctx.executor(), run_entry(factory, std::move(start)));
