@@ -1,0 +1,132 @@
+// Spec group I (loop termination and logging) of upstream tests/task.rs. Group J (the
+// event-driven-drain grep gate) is scripts/check-event-driven-drains.sh, registered in CTest.
+
+#include "task_test_support.hpp"
+
+namespace rivetkit::core::test {
+namespace {
+
+struct ClosedChannelWarning {
+    std::string actor_id;
+    std::string channel;
+    std::string reason;
+    std::string message;
+    friend bool operator==(const ClosedChannelWarning&, const ClosedChannelWarning&) = default;
+};
+
+enum class ClosedChannelCase { LifecycleInbox, LifecycleEvents, DispatchInbox };
+
+std::vector<ClosedChannelWarning> run_task_with_closed_channel(ClosedChannelCase which) {
+    const std::string actor_id =
+        which == ClosedChannelCase::LifecycleInbox    ? "actor-channel-lifecycle"
+        : which == ClosedChannelCase::LifecycleEvents ? "actor-channel-events"
+                                                      : "actor-channel-dispatch";
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, actor_id, "task-run", std::make_shared<InMemoryKv>());
+    auto parts = new_task_with_senders(ctx);
+    log::Capture capture;
+    switch (which) {
+        case ClosedChannelCase::LifecycleInbox: {
+            auto dropped = std::move(parts.lifecycle_tx);
+            break;
+        }
+        case ClosedChannelCase::LifecycleEvents: {
+            auto dropped = std::move(parts.events_tx);
+            break;
+        }
+        case ClosedChannelCase::DispatchInbox: {
+            parts.task->lifecycle = LifecycleState::Started;
+            auto dropped = std::move(parts.dispatch_tx);
+            break;
+        }
+    }
+    const auto started = rt.clock().now();
+    Status result = rt.block_on(parts.task->run());
+    EXPECT_TRUE(result.ok()) << "task run should exit cleanly";
+    EXPECT_EQ(rt.clock().now(), started)
+        << "task run should exit immediately after the channel closes";
+
+    std::vector<ClosedChannelWarning> out;
+    for (const auto& record : capture.records()) {
+        if (record.level != log::Level::warn ||
+            !record.has_field("reason", "all senders dropped")) {
+            continue;
+        }
+        out.push_back({record.field("actor_id").value_or(""), record.field("channel").value_or(""),
+                       record.field("reason").value_or(""), record.message});
+    }
+    return out;
+}
+
+TEST(ActorTask, run_logs_and_terminates_when_lifecycle_inbox_closes) {
+    EXPECT_EQ(run_task_with_closed_channel(ClosedChannelCase::LifecycleInbox),
+              (std::vector<ClosedChannelWarning>{
+                  {"actor-channel-lifecycle", "lifecycle_inbox", "all senders dropped",
+                   "actor task terminating because lifecycle command inbox closed"}}));
+}
+
+TEST(ActorTask, run_logs_and_terminates_when_lifecycle_events_close) {
+    EXPECT_EQ(run_task_with_closed_channel(ClosedChannelCase::LifecycleEvents),
+              (std::vector<ClosedChannelWarning>{
+                  {"actor-channel-events", "lifecycle_events", "all senders dropped",
+                   "actor task terminating because lifecycle event inbox closed"}}));
+}
+
+TEST(ActorTask, run_logs_and_terminates_when_dispatch_inbox_closes) {
+    EXPECT_EQ(run_task_with_closed_channel(ClosedChannelCase::DispatchInbox),
+              (std::vector<ClosedChannelWarning>{
+                  {"actor-channel-dispatch", "dispatch_inbox", "all senders dropped",
+                   "actor task terminating because dispatch inbox closed"}}));
+}
+
+TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-log-flow", "task-log-flow", std::make_shared<InMemoryKv>());
+    auto factory = make_factory({}, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* a = std::get_if<event::Action>(&*ev)) {
+                a->reply.send(Bytes{1});
+            } else if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
+                c->reply.send(Status{});
+                break;
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-log-flow", ctx, factory);
+    log::Capture capture;
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
+        DispatchCommand action = dispatch::Action{
+            "ping", {}, ConnHandle("conn-log-flow", {}, {}, false), std::move(action_tx)};
+        EXPECT_TRUE(wired.dispatch_tx.send(std::move(action)));
+        auto reply = co_await action_rx.recv();
+        CO_ASSERT(reply.has_value() && reply->ok());
+        EXPECT_EQ(reply->value(), Bytes{1});
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Destroy))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+        EXPECT_TRUE(joined.value().ok());
+    }());
+
+    auto has = [&](std::string_view message, std::string_view field, std::string_view value) {
+        for (const auto& record : capture.find(message)) {
+            if (record.level == log::Level::debug &&
+                record.has_field("actor_id", "actor-log-flow") && record.has_field(field, value)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    EXPECT_TRUE(has("actor lifecycle command received", "command", "start"));
+    EXPECT_TRUE(has("actor event enqueued", "event", "action"));
+    EXPECT_TRUE(has("actor event drained", "event", "action"));
+}
+
+}  // namespace
+}  // namespace rivetkit::core::test
