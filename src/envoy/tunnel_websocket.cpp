@@ -26,14 +26,22 @@ void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::str
     st.send_tunnel(proto::ToRivetTunnelMessage{mid, proto::ToRivetTunnelMessageKind{std::move(close)}});
 }
 
+void ack(EnvoyState& st, WsStream& ws, std::uint16_t index) {
+    if (ws.can_hibernate) {
+        send_ws(st, ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
+    }
+}
+
+// Acks follow delivery to a live listener: the gateway keeps un-acked messages and delivers them
+// again when the socket is restored, so nothing is acked that the actor has not seen.
 void deliver(EnvoyState& st, WsStream& ws, WebSocketMessage message) {
     std::uint16_t index = message.index;
     if (ws.listener) {
         ws.listener->on_message(std::move(message));
+        ack(st, ws, index);
     } else {
         ws.early.push_back(std::move(message));
     }
-    if (ws.can_hibernate) send_ws(st, ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
 }
 
 asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<WsStream> ws,
@@ -64,7 +72,9 @@ asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<W
     while (!ws->early.empty() && ws->listener) {
         auto m = std::move(ws->early.front());
         ws->early.pop_front();
+        std::uint16_t index = m.index;
         ws->listener->on_message(std::move(m));
+        ack(*st, *ws, index);
     }
 }
 
@@ -97,6 +107,13 @@ void on_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
         return;
     }
     auto ws = it->second;
+    if (ws->hibernating) {
+        // Sent while the actor was stopping: left un-acked, so the gateway delivers it again
+        // after the socket is restored on wake.
+        log::debug("message for hibernating websocket left for redelivery",
+                   {{"request", id.to_hex()}, {"index", static_cast<unsigned>(index)}});
+        return;
+    }
     if (ws->can_hibernate && ws->last_in_index) {
         std::uint16_t last = *ws->last_in_index;
         if (!index_after(index, last)) {

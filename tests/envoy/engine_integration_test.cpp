@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine_harness.hpp"
+#include "test_websocket.hpp"
 #include "live_envoy.hpp"
 #include "recording_callbacks.hpp"
 
@@ -53,6 +54,20 @@ std::string create_started_actor(EngineHarness& engine, LiveCallbacks& cb, const
     EXPECT_TRUE(cb.wait([&](const LiveCallbacks::State& s) { return s.starts_of(actor) >= 1; }))
         << "actor was not started on this envoy";
     return actor;
+}
+
+// Polls the REST view (bounded) until the engine reports the actor asleep.
+bool wait_sleeping(EngineHarness& engine, const std::string& actor) {
+    for (int i = 0; i < 200; ++i) {
+        auto listed = engine.api("GET", "/actors?namespace=default&actor_id=" + actor);
+        if (!listed.ok()) return false;
+        auto json = nlohmann::json::parse(listed->body, nullptr, false);
+        if (!json.is_discarded() && !json["actors"].empty() && !json["actors"][0]["sleep_ts"].is_null()) {
+            return true;
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+    return false;
 }
 
 }  // namespace
@@ -267,15 +282,7 @@ TEST(EngineIntegration, SleepAndDestroyStopsAreAcknowledgedAndKvSurvivesSleep) {
     ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
     EXPECT_EQ(cb->read([](const auto& s) { return s.stops.at(0).reason; }), StopReason::sleep_intent);
     // The Stopped event was accepted: the engine marks the actor sleeping.
-    bool sleeping = false;
-    for (int i = 0; i < 100 && !sleeping; ++i) {
-        auto listed = engine->api("GET", "/actors?namespace=default&actor_id=" + actor);
-        ASSERT_TRUE(listed.ok());
-        auto json = nlohmann::json::parse(listed->body);
-        sleeping = !json["actors"][0]["sleep_ts"].is_null();
-        if (!sleeping) std::this_thread::sleep_for(50ms);  // poll the REST view, bounded
-    }
-    EXPECT_TRUE(sleeping);
+    EXPECT_TRUE(wait_sleeping(*engine, actor));
 
     // A request wakes it as generation 2, which still sees its KV.
     auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
@@ -306,4 +313,148 @@ TEST(EngineIntegration, SleepAndDestroyStopsAreAcknowledgedAndKvSurvivesSleep) {
     }
     EXPECT_TRUE(gone);
     EXPECT_EQ(cb->read([](const auto& s) { return s.disconnects; }), 0);
+}
+
+TEST(EngineIntegration, WebSocketEchoesAndSurvivesHibernation) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    cb->hibernate = true;
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "ws-1");
+    ASSERT_FALSE(actor.empty());
+
+    auto ws = rivetkit::testing::TestWebSocket::connect(engine->guard_port(), "/gateway/" + actor + "/ws",
+                                                        {"rivet"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    ASSERT_TRUE((*ws)->send_text("ping-1").ok());
+    auto echo1 = (*ws)->read_text();
+    ASSERT_TRUE(echo1.ok()) << echo1.error().to_string();
+    EXPECT_EQ(*echo1, "echo:ping-1");
+
+    // Header-style routing through subprotocols reaches the same actor.
+    auto ws2 = rivetkit::testing::TestWebSocket::connect(
+        engine->guard_port(), "/some/ws", {"rivet", "rivet_target.actor", "rivet_actor." + actor});
+    ASSERT_TRUE(ws2.ok()) << ws2.error().to_string();
+    ASSERT_TRUE((*ws2)->send_text("other").ok());
+    auto echo_other = (*ws2)->read_text();
+    ASSERT_TRUE(echo_other.ok());
+    EXPECT_EQ(*echo_other, "echo:other");
+    (*ws2)->close();
+
+    // Sleep the actor: the socket hibernates at the gateway instead of closing.
+    EnvoyHandle h = envoy.handle();
+    envoy.run([h, actor]() -> asio::awaitable<bool> {
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.ws_hibernations >= 1; }));
+    ASSERT_TRUE(wait_sleeping(*engine, actor));
+
+    // The next client message wakes the actor and is delivered once, in order.
+    ASSERT_TRUE((*ws)->send_text("ping-2").ok());
+    auto echo2 = (*ws)->read_text();
+    ASSERT_TRUE(echo2.ok()) << echo2.error().to_string();
+    EXPECT_EQ(*echo2, "echo:ping-2");
+    ASSERT_TRUE((*ws)->send_text("ping-3").ok());
+    auto echo3 = (*ws)->read_text();
+    ASSERT_TRUE(echo3.ok());
+    EXPECT_EQ(*echo3, "echo:ping-3");
+    EXPECT_EQ(cb->read([&](const auto& s) { return s.starts_of(actor); }), 2u);
+    EXPECT_EQ(cb->read([](const auto& s) { return s.ws_restores; }), 1);
+    auto received = cb->read([](const auto& s) { return s.ws_received; });
+    EXPECT_EQ(received, (std::vector<std::string>{"ping-1", "other", "ping-2", "ping-3"}));
+    (*ws)->close();
+}
+
+TEST(EngineIntegration, AlarmWakesSleepingActor) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "alarm-1");
+    ASSERT_FALSE(actor.empty());
+    EnvoyHandle h = envoy.handle();
+    auto wake_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count() +
+                   2000;
+    envoy.run([h, actor, wake_at]() -> asio::awaitable<bool> {
+        // As upstream: the alarm goes out before the actor sleeps.
+        h.set_alarm(actor, wake_at);
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }, 30s))
+        << "the alarm did not wake the actor";
+    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    EXPECT_GE(now_ms, wake_at - 50) << "woke before its alarm";
+    EXPECT_EQ(cb->read([](const auto& s) { return s.starts.back().generation; }), 2u);
+}
+
+TEST(EngineIntegration, EngineRestartReconnectsAndServesWithoutDuplicateStart) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    std::string actor = create_started_actor(*engine, *cb, "restart-1");
+    ASSERT_FALSE(actor.empty());
+
+    auto restarted = engine->restart();
+    ASSERT_TRUE(restarted.ok()) << restarted.error().to_string();
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 2; }, 60s))
+        << "no reconnect\n" << engine->log_tail();
+
+    auto served = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/after-restart");
+    ASSERT_TRUE(served.ok()) << served.error().to_string();
+    EXPECT_EQ(served->status, 200u) << served->body;
+    EXPECT_EQ(served->header("x-path"), "/after-restart");
+    EXPECT_EQ(cb->read([&](const auto& s) { return s.starts_of(actor); }), 1u)
+        << "the actor was started twice";
+    EXPECT_EQ(cb->read([&](const auto& s) { return s.stops_of(actor); }), 0u);
+}
+
+TEST(EngineIntegration, KilledEnvoysActorsMoveToTheOtherEnvoy) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb_a = std::make_shared<LiveCallbacks>();
+    auto cb_b = std::make_shared<LiveCallbacks>();
+    auto envoy_a = std::make_unique<LiveEnvoy>(live_config(*engine), cb_a);
+    LiveEnvoy envoy_b(live_config(*engine), cb_b);
+    ASSERT_TRUE(cb_a->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(cb_b->wait([](const auto& s) { return s.connects >= 1; }));
+
+    auto id = engine->create_actor("counter", "failover-1", kPool);
+    ASSERT_TRUE(id.ok());
+    std::string actor = *id;
+    auto started_somewhere = [&] {
+        return cb_a->read([&](const auto& s) { return s.starts_of(actor); }) +
+               cb_b->read([&](const auto& s) { return s.starts_of(actor); });
+    };
+    ASSERT_TRUE(cb_a->wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 5s) ||
+                cb_b->wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 30s));
+    bool on_a = cb_a->read([&](const auto& s) { return s.starts_of(actor); }) == 1;
+    auto& survivor = on_a ? *cb_b : *cb_a;
+    ASSERT_EQ(started_somewhere(), 1u);
+
+    // The hosting envoy vanishes like a kill -9: no Stopping, no close frame.
+    if (on_a) {
+        envoy_a->vanish();
+    } else {
+        envoy_b.vanish();
+    }
+    ASSERT_TRUE(survivor.wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 90s))
+        << "actor not rescheduled\n" << engine->log_tail();
+    EXPECT_EQ(survivor.read([](const auto& s) { return s.starts.back().generation; }), 2u);
+    auto served = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/moved");
+    ASSERT_TRUE(served.ok());
+    EXPECT_EQ(served->status, 200u);
+    // The survivor stayed connected the whole time: no ping timeout under normal load.
+    EXPECT_EQ(survivor.read([](const auto& s) { return s.disconnects; }), 0);
 }

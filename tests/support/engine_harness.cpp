@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -34,14 +35,6 @@ Error harness_error(std::string code, std::string message) {
     return Error("test_harness", std::move(code), std::move(message));
 }
 
-void set_socket_timeout(int fd, std::chrono::milliseconds timeout) {
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 }  // namespace
 
 std::optional<std::string> HttpResult::header(std::string_view name) const {
@@ -59,37 +52,46 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
                                 std::string body,
                                 std::vector<std::pair<std::string, std::string>> headers,
                                 std::chrono::milliseconds timeout) {
-    try {
-        asio::io_context io;
-        tcp::socket socket(io);
-        socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-        socket.set_option(tcp::no_delay(true));
-        set_socket_timeout(socket.native_handle(), timeout);
-        http::request<http::string_body> req;
-        req.method_string(method);
-        req.target(target);
-        req.version(11);
-        req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
-        req.set(http::field::connection, "close");
-        for (auto& [k, v] : headers) req.set(k, v);
-        req.body() = std::move(body);
-        req.prepare_payload();
-        http::write(socket, req);
-        beast::flat_buffer buffer;
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(256ull * 1024 * 1024);
-        http::read(socket, buffer, parser);
-        auto res = parser.release();
-        HttpResult out;
-        out.status = res.result_int();
-        for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-        out.body = std::move(res.body());
-        beast::error_code ignored;
-        socket.shutdown(tcp::socket::shutdown_both, ignored);
-        return out;
-    } catch (const std::exception& e) {
-        return harness_error("http_failed", method + " " + target + ": " + e.what());
-    }
+    // Async operations driven to completion here: unlike blocking socket calls, they honour the
+    // stream's deadline (one deadline for the whole exchange).
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.expires_after(timeout);
+    beast::error_code ec;
+    auto step = [&](const char* what) -> Status {
+        io.run();
+        io.restart();
+        if (ec) return harness_error("http_failed", method + " " + target + ": " + what + ": " + ec.message());
+        return {};
+    };
+    stream.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+                         [&](beast::error_code e) { ec = e; });
+    if (auto s = step("connect"); !s.ok()) return s.error();
+    stream.socket().set_option(tcp::no_delay(true));
+    http::request<http::string_body> req;
+    req.method_string(method);
+    req.target(target);
+    req.version(11);
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+    req.set(http::field::connection, "close");
+    for (auto& [k, v] : headers) req.set(k, v);
+    req.body() = std::move(body);
+    req.prepare_payload();
+    http::async_write(stream, req, [&](beast::error_code e, std::size_t) { ec = e; });
+    if (auto s = step("write"); !s.ok()) return s.error();
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(256ull * 1024 * 1024);
+    http::async_read(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+    if (auto s = step("read"); !s.ok()) return s.error();
+    auto res = parser.release();
+    HttpResult out;
+    out.status = res.result_int();
+    for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    out.body = std::move(res.body());
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    return out;
 }
 
 std::uint16_t free_loopback_port() {
@@ -121,6 +123,8 @@ Result<std::unique_ptr<EngineHarness>> EngineHarness::start(EngineOptions option
 
 EngineHarness::~EngineHarness() {
     kill_hard();
+    // RIVETKIT_KEEP_ENGINE_DIR=1 keeps the data directory and engine.log for debugging.
+    if (std::getenv("RIVETKIT_KEEP_ENGINE_DIR") != nullptr) return;
     std::error_code ignored;
     std::filesystem::remove_all(root_, ignored);
 }
@@ -154,6 +158,8 @@ Status EngineHarness::spawn() {
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__PERCENTAGE=100");
     }
     for (const auto& [k, v] : options_.extra_env) env.push_back(k + "=" + v);
+    // RIVETKIT_ENGINE_LOG=<filter> passes a RUST_LOG filter through for debugging.
+    if (const char* filter = std::getenv("RIVETKIT_ENGINE_LOG")) env.push_back(std::string("RUST_LOG=") + filter);
     // Everything the child needs is prepared before fork: between fork and exec only
     // async-signal-safe calls are allowed (other threads may hold the malloc lock).
     std::string log_path = (root_ / "engine.log").string();
@@ -229,13 +235,20 @@ Result<HttpResult> EngineHarness::api(std::string method, std::string target, st
 }
 
 Status EngineHarness::create_pool(const std::string& pool, const std::string& ns) {
-    auto r = api("PUT", "/runner-configs/" + pool + "?namespace=" + ns,
-                 R"({"datacenters":{"default":{"normal":{}}}})");
-    if (!r.ok()) return r.error();
-    if (r->status != 200) {
-        return harness_error("create_pool", "status " + std::to_string(r->status) + ": " + r->body);
+    // /health answers before the engine's consensus replica is configured; until then writes fail
+    // with a 500 ("replica 1 has not been configured yet"). Retry those, bounded.
+    auto deadline = std::chrono::steady_clock::now() + options_.ready_timeout;
+    for (;;) {
+        auto r = api("PUT", "/runner-configs/" + pool + "?namespace=" + ns,
+                     R"({"datacenters":{"default":{"normal":{}}}})");
+        if (!r.ok()) return r.error();
+        if (r->status == 200) return {};
+        if (r->status < 500 || std::chrono::steady_clock::now() >= deadline) {
+            return harness_error("create_pool",
+                                 "status " + std::to_string(r->status) + ": " + r->body);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return {};
 }
 
 Result<std::string> EngineHarness::create_actor(const std::string& name, const std::string& key,
