@@ -125,6 +125,18 @@ const std::string& EnvoyHandle::envoy_key() const { return state_->config.envoy_
 bool EnvoyHandle::is_connected() const { return state_->connected; }
 std::size_t EnvoyHandle::active_actor_count() const { return state_->actors.size(); }
 
+std::size_t EnvoyHandle::active_http_request_count(const std::string& actor_id) const {
+    std::size_t n = 0;
+    for (const auto& [key, stream] : state_->http) n += stream->actor_id == actor_id ? 1u : 0u;
+    return n;
+}
+
+bool EnvoyHandle::is_hibernating_request_live(const std::string& actor_id, const TunnelId& id) const {
+    auto it = state_->websockets.find(id.key());
+    return it != state_->websockets.end() && it->second->actor_id == actor_id &&
+           it->second->can_hibernate;
+}
+
 std::optional<ProtocolLimits> EnvoyHandle::protocol_limits() const {
     if (!state_->metadata) return std::nullopt;
     const auto& m = *state_->metadata;

@@ -44,6 +44,10 @@ public:
     bool is_connected() const;
     std::optional<ProtocolLimits> protocol_limits() const;
     std::size_t active_actor_count() const;
+    // Tunneled HTTP requests of this actor still in flight (an actor should not sleep meanwhile).
+    std::size_t active_http_request_count(const std::string& actor_id) const;
+    // Whether a hibernatable WebSocket of this actor is still known (open or hibernating).
+    bool is_hibernating_request_live(const std::string& actor_id, const TunnelId& id) const;
 
     // Intents: the engine answers with a stop command (SleepIntent / StopIntent). v8 has no
     // separate destroy intent: an actor that stops after a stop intent is destroyed.

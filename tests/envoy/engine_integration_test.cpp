@@ -430,7 +430,8 @@ TEST(EngineIntegration, KilledEnvoysActorsMoveToTheOtherEnvoy) {
     ASSERT_TRUE(cb_a->wait([](const auto& s) { return s.connects >= 1; }));
     ASSERT_TRUE(cb_b->wait([](const auto& s) { return s.connects >= 1; }));
 
-    auto id = engine->create_actor("counter", "failover-1", kPool);
+    // A lost actor follows its crash policy; "restart" reschedules it on a live envoy.
+    auto id = engine->create_actor("counter", "failover-1", kPool, "restart");
     ASSERT_TRUE(id.ok());
     std::string actor = *id;
     auto started_somewhere = [&] {

@@ -252,11 +252,13 @@ Status EngineHarness::create_pool(const std::string& pool, const std::string& ns
 }
 
 Result<std::string> EngineHarness::create_actor(const std::string& name, const std::string& key,
-                                                const std::string& pool, const std::string& ns) {
+                                                const std::string& pool,
+                                                const std::string& crash_policy,
+                                                const std::string& ns) {
     nlohmann::json body = {{"name", name},
                            {"key", key},
                            {"runner_name_selector", pool},
-                           {"crash_policy", "sleep"}};
+                           {"crash_policy", crash_policy}};
     auto r = api("POST", "/actors?namespace=" + ns, body.dump());
     if (!r.ok()) return r.error();
     if (r->status != 200) {

@@ -61,9 +61,10 @@ public:
 
     // PUT /runner-configs/<pool> for a serverful ("normal") pool in datacenter `default`.
     Status create_pool(const std::string& pool, const std::string& ns = "default");
-    // POST /actors; returns the actor id.
+    // POST /actors; returns the actor id. crash_policy: restart | sleep | destroy.
     Result<std::string> create_actor(const std::string& name, const std::string& key,
-                                     const std::string& pool, const std::string& ns = "default");
+                                     const std::string& pool, const std::string& crash_policy = "sleep",
+                                     const std::string& ns = "default");
     Result<HttpResult> api(std::string method, std::string target, std::string body = {});
 
     // kill -9 and wait for the process.
