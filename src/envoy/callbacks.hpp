@@ -2,9 +2,8 @@
 // What the envoy asks of the layer above it (the actor core): start and stop actors, serve
 // tunneled HTTP and WebSockets. All calls arrive on the envoy's io thread; none may block it.
 
-#include <memory>
-
 #include <boost/asio/awaitable.hpp>
+#include <memory>
 
 #include "base/result.hpp"
 #include "envoy/handle.hpp"
@@ -15,7 +14,7 @@ namespace rivetkit::envoy {
 // Receives one tunneled WebSocket's traffic, in order. Calls are synchronous and must not block;
 // forward to a channel for real work.
 class WebSocketListener {
-public:
+  public:
     virtual ~WebSocketListener() = default;
     virtual void on_message(WebSocketMessage message) = 0;
     // The client or the gateway closed the socket. The listener is dropped afterwards.
@@ -26,7 +25,7 @@ public:
 };
 
 class EnvoyCallbacks {
-public:
+  public:
     virtual ~EnvoyCallbacks() = default;
 
     virtual void on_connect(EnvoyHandle /*handle*/) {}

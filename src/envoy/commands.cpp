@@ -20,11 +20,16 @@ constexpr auto kDedupRetention = std::chrono::minutes(10);
 
 StopReason from_proto(proto::StopActorReason reason) {
     switch (reason) {
-        case proto::StopActorReason::SleepIntent: return StopReason::sleep_intent;
-        case proto::StopActorReason::StopIntent: return StopReason::stop_intent;
-        case proto::StopActorReason::Destroy: return StopReason::destroy;
-        case proto::StopActorReason::GoingAway: return StopReason::going_away;
-        case proto::StopActorReason::Lost: return StopReason::lost;
+        case proto::StopActorReason::SleepIntent:
+            return StopReason::sleep_intent;
+        case proto::StopActorReason::StopIntent:
+            return StopReason::stop_intent;
+        case proto::StopActorReason::Destroy:
+            return StopReason::destroy;
+        case proto::StopActorReason::GoingAway:
+            return StopReason::going_away;
+        case proto::StopActorReason::Lost:
+            return StopReason::lost;
     }
     return StopReason::lost;
 }
@@ -90,22 +95,28 @@ asio::awaitable<void> run_actor_start(std::shared_ptr<EnvoyState> st, ActorKey k
         forget_actor(*st, key);
         co_return;
     }
-    if (entry->phase == ActorPhase::starting) entry->phase = ActorPhase::running;
+    if (entry->phase == ActorPhase::starting)
+        entry->phase = ActorPhase::running;
     log::debug("actor running", {{"actor_id", key.actor_id}, {"generation", key.generation}});
-    push_event(*st, key, proto::Event{proto::EventActorStateUpdate{proto::ActorState{proto::ActorStateRunning{}}}});
+    push_event(
+        *st, key,
+        proto::Event{proto::EventActorStateUpdate{proto::ActorState{proto::ActorStateRunning{}}}});
     restore_hibernating_websockets(*st, key, hibernating);
 }
 
 asio::awaitable<void> run_actor_stop(std::shared_ptr<EnvoyState> st, ActorKey key,
                                      std::shared_ptr<ActorEntry> entry, StopReason reason) {
-    while (!entry->started) co_await entry->start_done.notified();
+    while (!entry->started)
+        co_await entry->start_done.notified();
     // A failed start already reported Stopped and forgot the actor.
     auto it = st->actors.find(key);
-    if (it == st->actors.end() || it->second != entry) co_return;
+    if (it == st->actors.end() || it->second != entry)
+        co_return;
     Status status;
     if (st->callbacks) {
         EnvoyHandle handle = st->handle();
-        auto stopping = st->callbacks->on_actor_stop(handle, ActorStop{key.actor_id, key.generation, reason});
+        auto stopping =
+            st->callbacks->on_actor_stop(handle, ActorStop{key.actor_id, key.generation, reason});
         try {
             status = co_await std::move(stopping);
         } catch (...) {
@@ -135,11 +146,11 @@ void start_actor(EnvoyState& st, const ActorKey& key, proto::CommandStartActor s
     }
     auto entry = std::make_shared<ActorEntry>();
     st.actors.emplace(key, entry);
-    log::info("actor starting", {{"actor_id", key.actor_id},
-                                 {"generation", key.generation},
-                                 {"name", start.config.name}});
-    st.tasks.spawn(st.executor,
-                   run_actor_start(st.shared_from_this(), key, entry, to_actor_start(key, std::move(start))));
+    log::info(
+        "actor starting",
+        {{"actor_id", key.actor_id}, {"generation", key.generation}, {"name", start.config.name}});
+    st.tasks.spawn(st.executor, run_actor_start(st.shared_from_this(), key, entry,
+                                                to_actor_start(key, std::move(start))));
 }
 
 void stop_actor(EnvoyState& st, const ActorKey& key, StopReason reason) {
@@ -151,7 +162,8 @@ void stop_actor(EnvoyState& st, const ActorKey& key, StopReason reason) {
         return;
     }
     auto entry = it->second;
-    if (entry->phase == ActorPhase::stopping) return;
+    if (entry->phase == ActorPhase::stopping)
+        return;
     entry->phase = ActorPhase::stopping;
     log::info("actor stopping", {{"actor_id", key.actor_id},
                                  {"generation", key.generation},
@@ -182,8 +194,8 @@ void handle_commands(EnvoyState& st, proto::ToEnvoyCommands commands) {
         acked[key] = std::max(acked[key], std::max(index, dedup.last_index));
         if (index <= dedup.last_index) {
             log::debug("replayed command skipped", {{"actor_id", key.actor_id},
-                                                   {"generation", key.generation},
-                                                   {"index", static_cast<long long>(index)}});
+                                                    {"generation", key.generation},
+                                                    {"index", static_cast<long long>(index)}});
             continue;
         }
         dedup.last_index = index;
@@ -193,18 +205,22 @@ void handle_commands(EnvoyState& st, proto::ToEnvoyCommands commands) {
             stop_actor(st, key, from_proto(stop->reason));
         }
     }
-    if (acked.empty()) return;
+    if (acked.empty())
+        return;
     proto::ToRivetAckCommands ack;
     for (const auto& [key, index] : acked) {
-        ack.last_command_checkpoints.push_back(proto::ActorCheckpoint{key.actor_id, key.generation, index});
+        ack.last_command_checkpoints.push_back(
+            proto::ActorCheckpoint{key.actor_id, key.generation, index});
     }
     st.send(proto::ToRivet{std::move(ack)});
 }
 
 void stop_all_actors_locally(EnvoyState& st, StopReason reason) {
     std::vector<ActorKey> keys;
-    for (const auto& [key, entry] : st.actors) keys.push_back(key);
-    for (const auto& key : keys) stop_actor(st, key, reason);
+    for (const auto& [key, entry] : st.actors)
+        keys.push_back(key);
+    for (const auto& key : keys)
+        stop_actor(st, key, reason);
 }
 
 }  // namespace rivetkit::envoy::detail

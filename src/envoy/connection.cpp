@@ -72,8 +72,9 @@ asio::awaitable<void> liveness_watchdog(std::shared_ptr<EnvoyState> st, Transpor
     for (;;) {
         auto deadline = st->last_received + st->config.liveness_timeout;
         if (st->clock.now() >= deadline) {
-            log::warn("engine silent past liveness timeout, dropping connection",
-                      {{"timeout_ms", static_cast<long long>(st->config.liveness_timeout.count())}});
+            log::warn(
+                "engine silent past liveness timeout, dropping connection",
+                {{"timeout_ms", static_cast<long long>(st->config.liveness_timeout.count())}});
             transport->abort();
             co_return;
         }
@@ -81,10 +82,12 @@ asio::awaitable<void> liveness_watchdog(std::shared_ptr<EnvoyState> st, Transpor
     }
 }
 
-asio::awaitable<void> lost_timer_task(std::shared_ptr<EnvoyState> st, rt::Clock::duration threshold) {
+asio::awaitable<void> lost_timer_task(std::shared_ptr<EnvoyState> st,
+                                      rt::Clock::duration threshold) {
     co_await st->clock.sleep_for(threshold);
     st->lost_timer_running = false;
-    if (st->connected) co_return;
+    if (st->connected)
+        co_return;
     log::warn("envoy lost threshold passed, stopping all actors",
               {{"actors", static_cast<unsigned long>(st->actors.size())}});
     fail_pending_kv(*st, envoy_error("lost", "connection to the engine lost"));
@@ -107,7 +110,7 @@ void handle_frame(EnvoyState& st, BytesView data) {
 
 // One connection from connect to close. Returns the parsed close reason, if the engine sent one.
 asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<EnvoyState> st,
-                                                            ConnectTarget target) {
+                                                           ConnectTarget target) {
     std::unique_ptr<Transport> transport = st->transports->create(st->executor);
     log::debug("envoy connecting", {{"host", target.host}, {"port", target.port}});
     auto connecting = transport->connect(std::move(target));
@@ -122,7 +125,8 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
     st->transport = transport.get();
     st->last_received = st->clock.now();
     st->close_request.reset();
-    for (auto& b : st->outbox) st->recycle(std::move(b));
+    for (auto& b : st->outbox)
+        st->recycle(std::move(b));
     st->outbox.clear();
     st->outbox.push_back(st->encode(metadata_message(st->config)));
 
@@ -144,7 +148,8 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
             close_reason = parse_close_reason(r.reason);
             break;
         } else {
-            if (!st->close_request) log::warn("engine connection failed", {{"error", r.reason}});
+            if (!st->close_request)
+                log::warn("engine connection failed", {{"error", r.reason}});
             break;
         }
     }
@@ -175,14 +180,16 @@ asio::awaitable<void> finish_envoy(std::shared_ptr<EnvoyState> st) {
     st->stopped = true;
     st->stopped_notify.notify_waiters();
     log::info("envoy stopped", {{"envoy_key", st->config.envoy_key}});
-    if (auto cb = std::move(st->callbacks)) cb->on_shutdown();
+    if (auto cb = std::move(st->callbacks))
+        cb->on_shutdown();
     st->websockets.clear();
 }
 
 asio::awaitable<void> drain_then_close(std::shared_ptr<EnvoyState> st) {
     auto deadline = st->clock.now() + st->config.shutdown_timeout;
     while (!st->actors.empty()) {
-        std::size_t woke = co_await rt::select(st->actors_changed, rt::deadline(st->clock, deadline));
+        std::size_t woke =
+            co_await rt::select(st->actors_changed, rt::deadline(st->clock, deadline));
         if (woke == 1) {
             log::warn("shutdown timed out waiting for actors to stop",
                       {{"actors", static_cast<unsigned long>(st->actors.size())}});
@@ -191,13 +198,15 @@ asio::awaitable<void> drain_then_close(std::shared_ptr<EnvoyState> st) {
     }
     st->close_request.emplace(1000, "envoy.shutdown");
     st->outbox_ready.notify_one();
-    if (!st->connected && st->transport) st->transport->abort();
+    if (!st->connected && st->transport)
+        st->transport->abort();
 }
 
 }  // namespace
 
 void request_shutdown(EnvoyState& st, bool immediate) {
-    if (st.shutting_down || st.stopped) return;
+    if (st.shutting_down || st.stopped)
+        return;
     st.shutting_down = true;
     st.stop_requested.notify_one();
     log::info("envoy shutting down", {{"immediate", immediate}});
@@ -209,7 +218,8 @@ void request_shutdown(EnvoyState& st, bool immediate) {
     if (st.transport) {
         st.close_request.emplace(1000, "envoy.shutdown");
         st.outbox_ready.notify_one();
-        if (!st.connected) st.transport->abort();
+        if (!st.connected)
+            st.transport->abort();
     }
 }
 
@@ -221,10 +231,10 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
         st.lost_timer.abort();
         st.lost_timer_running = false;
     }
-    log::info("envoy connected",
-              {{"envoy_key", st.config.envoy_key},
-               {"envoy_lost_threshold_ms", static_cast<long long>(init.metadata.envoy_lost_threshold)},
-               {"repeat_init", reconnect}});
+    log::info("envoy connected", {{"envoy_key", st.config.envoy_key},
+                                  {"envoy_lost_threshold_ms",
+                                   static_cast<long long>(init.metadata.envoy_lost_threshold)},
+                                  {"repeat_init", reconnect}});
     replay_events(st);
     resend_pending_kv(st);
     while (!st.offline_tunnel.empty()) {
@@ -232,19 +242,21 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
         st.offline_tunnel.pop_front();
     }
     st.outbox_ready.notify_one();
-    if (st.callbacks) st.callbacks->on_connect(st.handle());
+    if (st.callbacks)
+        st.callbacks->on_connect(st.handle());
 }
 
 void on_connection_lost(EnvoyState& st) {
     bool was_connected = st.connected;
     st.connected = false;
-    for (auto& b : st.outbox) st.recycle(std::move(b));
+    for (auto& b : st.outbox)
+        st.recycle(std::move(b));
     st.outbox.clear();
-    if (was_connected && st.callbacks) st.callbacks->on_disconnect(st.handle());
+    if (was_connected && st.callbacks)
+        st.callbacks->on_disconnect(st.handle());
     if (!st.lost_timer_running && !st.shutting_down) {
-        auto threshold = st.metadata
-                             ? std::chrono::milliseconds(st.metadata->envoy_lost_threshold)
-                             : st.config.default_envoy_lost_threshold;
+        auto threshold = st.metadata ? std::chrono::milliseconds(st.metadata->envoy_lost_threshold)
+                                     : st.config.default_envoy_lost_threshold;
         st.lost_timer_running = true;
         st.lost_timer = rt::spawn(st.executor, lost_timer_task(st.shared_from_this(), threshold));
     }
@@ -290,11 +302,13 @@ asio::awaitable<void> run_envoy(std::shared_ptr<EnvoyState> st) {
             st->evicted = true;
             break;
         }
-        if (st->shutting_down) break;
-        if (st->clock.now() - started >= backoff.stable_after) attempt = 0;
+        if (st->shutting_down)
+            break;
+        if (st->clock.now() - started >= backoff.stable_after)
+            attempt = 0;
         auto delay = backoff_delay(attempt, unit(st->rng), backoff);
-        log::info("envoy reconnecting", {{"attempt", attempt},
-                                         {"delay_ms", static_cast<long long>(delay.count())}});
+        log::info("envoy reconnecting",
+                  {{"attempt", attempt}, {"delay_ms", static_cast<long long>(delay.count())}});
         auto wake_at = st->clock.now() + delay;
         co_await rt::select(st->stop_requested, rt::deadline(st->clock, wake_at));
         ++attempt;

@@ -11,8 +11,10 @@ namespace rivetkit::envoy {
 
 std::uint64_t TunnelId::key() const noexcept {
     std::uint64_t k = 0;
-    for (auto b : gateway_id) k = (k << 8) | b;
-    for (auto b : request_id) k = (k << 8) | b;
+    for (auto b : gateway_id)
+        k = (k << 8) | b;
+    for (auto b : request_id)
+        k = (k << 8) | b;
     return k;
 }
 
@@ -24,11 +26,16 @@ std::string TunnelId::to_hex() const {
 
 const char* to_string(StopReason reason) noexcept {
     switch (reason) {
-        case StopReason::sleep_intent: return "sleep_intent";
-        case StopReason::stop_intent: return "stop_intent";
-        case StopReason::destroy: return "destroy";
-        case StopReason::going_away: return "going_away";
-        case StopReason::lost: return "lost";
+        case StopReason::sleep_intent:
+            return "sleep_intent";
+        case StopReason::stop_intent:
+            return "stop_intent";
+        case StopReason::destroy:
+            return "destroy";
+        case StopReason::going_away:
+            return "going_away";
+        case StopReason::lost:
+            return "lost";
     }
     return "unknown";
 }
@@ -50,7 +57,8 @@ EnvoyState::EnvoyState(boost::asio::any_io_executor ex, rt::Clock& c, EnvoyConfi
       callbacks(std::move(cb)),
       transports(std::move(tf)),
       rng(std::random_device{}()) {
-    if (config.envoy_key.empty()) config.envoy_key = generate_envoy_key(rng(), rng());
+    if (config.envoy_key.empty())
+        config.envoy_key = generate_envoy_key(rng(), rng());
 }
 
 Bytes EnvoyState::encode(const proto::ToRivet& message) {
@@ -72,7 +80,8 @@ void EnvoyState::recycle(Bytes buffer) {
 }
 
 bool EnvoyState::send(const proto::ToRivet& message) {
-    if (!connected) return false;
+    if (!connected)
+        return false;
     outbox.push_back(encode(message));
     outbox_ready.notify_one();
     return true;
@@ -92,13 +101,16 @@ std::optional<ActorKey> EnvoyState::find_actor(const std::string& actor_id,
                                                std::optional<std::uint32_t> generation) const {
     if (generation) {
         ActorKey key{actor_id, *generation};
-        if (actors.contains(key)) return key;
+        if (actors.contains(key))
+            return key;
         return std::nullopt;
     }
     auto it = actors.upper_bound(ActorKey{actor_id, UINT32_MAX});
-    if (it == actors.begin()) return std::nullopt;
+    if (it == actors.begin())
+        return std::nullopt;
     --it;
-    if (it->first.actor_id != actor_id) return std::nullopt;
+    if (it->first.actor_id != actor_id)
+        return std::nullopt;
     return it->first;
 }
 
@@ -108,10 +120,11 @@ Error envoy_error(std::string code, std::string message) {
 
 }  // namespace detail
 
-EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock,
-                        EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks,
+EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock, EnvoyConfig config,
+                        std::shared_ptr<EnvoyCallbacks> callbacks,
                         std::shared_ptr<TransportFactory> transports) {
-    if (!transports) transports = make_websocket_transport_factory();
+    if (!transports)
+        transports = make_websocket_transport_factory();
     auto st = std::make_shared<detail::EnvoyState>(executor, clock, std::move(config),
                                                    std::move(callbacks), std::move(transports));
     // Detached: the run loop holds the state and ends on shutdown or eviction.

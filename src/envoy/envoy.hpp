@@ -10,9 +10,8 @@
 // answers pings, runs start/stop commands through the callbacks and reports events, serves KV
 // and tunnel traffic. It lives until shut down or evicted; the handle keeps its state alive.
 
-#include <memory>
-
 #include <boost/asio/any_io_executor.hpp>
+#include <memory>
 
 #include "envoy/callbacks.hpp"
 #include "envoy/config.hpp"
@@ -23,8 +22,8 @@
 namespace rivetkit::envoy {
 
 // `clock` must outlive the envoy. `transports` defaults to the Beast WebSocket.
-EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock,
-                        EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks,
+EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock, EnvoyConfig config,
+                        std::shared_ptr<EnvoyCallbacks> callbacks,
                         std::shared_ptr<TransportFactory> transports = nullptr);
 
 }  // namespace rivetkit::envoy

@@ -9,8 +9,9 @@ namespace rivetkit::envoy::detail {
 
 void push_event(EnvoyState& st, const ActorKey& key, proto::Event event) {
     auto& history = st.events[key];
-    proto::EventWrapper wrapper{proto::ActorCheckpoint{key.actor_id, key.generation, history.next_index++},
-                                std::move(event)};
+    proto::EventWrapper wrapper{
+        proto::ActorCheckpoint{key.actor_id, key.generation, history.next_index++},
+        std::move(event)};
     if (st.connected) {
         proto::ToRivetEvents batch;
         batch.value.push_back(wrapper);
@@ -21,7 +22,8 @@ void push_event(EnvoyState& st, const ActorKey& key, proto::Event event) {
 
 void mark_history_finished(EnvoyState& st, const ActorKey& key) {
     auto it = st.events.find(key);
-    if (it == st.events.end()) return;
+    if (it == st.events.end())
+        return;
     if (st.connected) {
         st.events.erase(it);
     } else {
@@ -32,19 +34,23 @@ void mark_history_finished(EnvoyState& st, const ActorKey& key) {
 void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
     for (const auto& cp : ack.last_event_checkpoints) {
         auto it = st.events.find(ActorKey{cp.actor_id, cp.generation});
-        if (it == st.events.end()) continue;
+        if (it == st.events.end())
+            continue;
         auto& unacked = it->second.unacked;
-        while (!unacked.empty() && unacked.front().checkpoint.index <= cp.index) unacked.pop_front();
+        while (!unacked.empty() && unacked.front().checkpoint.index <= cp.index)
+            unacked.pop_front();
     }
 }
 
 void replay_events(EnvoyState& st) {
     proto::ToRivetEvents batch;
     for (auto it = st.events.begin(); it != st.events.end();) {
-        for (const auto& e : it->second.unacked) batch.value.push_back(e);
+        for (const auto& e : it->second.unacked)
+            batch.value.push_back(e);
         it = it->second.finished ? st.events.erase(it) : std::next(it);
     }
-    if (batch.value.empty()) return;
+    if (batch.value.empty())
+        return;
     log::info("replaying unacknowledged events",
               {{"count", static_cast<unsigned long>(batch.value.size())}});
     st.send(proto::ToRivet{std::move(batch)});

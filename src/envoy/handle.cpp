@@ -55,7 +55,8 @@ Status check_entries(const std::vector<KvEntry>& entries) {
     }
     std::size_t total = 0;
     for (const auto& [k, v] : entries) {
-        if (auto s = check_key(k); !s.ok()) return s;
+        if (auto s = check_key(k); !s.ok())
+            return s;
         if (v.size() > kMaxValueSize) {
             return Error("kv", "value_too_large",
                          "value is " + std::to_string(v.size()) + " bytes, limit " +
@@ -81,15 +82,19 @@ Error engine_error(const KvResponseData& data) {
 
 template <typename Expected>
 Status expect(Result<KvResponseData>& r) {
-    if (!r.ok()) return r.error();
-    if (r->is<Expected>()) return {};
+    if (!r.ok())
+        return r.error();
+    if (r->is<Expected>())
+        return {};
     return engine_error(*r);
 }
 
 Result<std::vector<KvEntry>> to_entries(Result<KvResponseData>& r) {
-    if (!r.ok()) return r.error();
+    if (!r.ok())
+        return r.error();
     auto* list = r->get_if<proto::KvListResponse>();
-    if (list == nullptr) return engine_error(*r);
+    if (list == nullptr)
+        return engine_error(*r);
     std::vector<KvEntry> out;
     out.reserve(list->keys.size());
     for (std::size_t i = 0; i < list->keys.size() && i < list->values.size(); ++i) {
@@ -115,32 +120,43 @@ void push_intent(detail::EnvoyState& st, const std::string& actor_id,
         return;
     }
     // The engine ignores intents unless the actor is running; so does upstream's client.
-    if (st.actors.at(*key)->phase != detail::ActorPhase::running) return;
+    if (st.actors.at(*key)->phase != detail::ActorPhase::running)
+        return;
     detail::push_event(st, *key, proto::Event{proto::EventActorIntent{std::move(intent)}});
 }
 
 }  // namespace
 
-const std::string& EnvoyHandle::envoy_key() const { return state_->config.envoy_key; }
-bool EnvoyHandle::is_connected() const { return state_->connected; }
-std::size_t EnvoyHandle::active_actor_count() const { return state_->actors.size(); }
+const std::string& EnvoyHandle::envoy_key() const {
+    return state_->config.envoy_key;
+}
+bool EnvoyHandle::is_connected() const {
+    return state_->connected;
+}
+std::size_t EnvoyHandle::active_actor_count() const {
+    return state_->actors.size();
+}
 
 std::size_t EnvoyHandle::active_http_request_count(const std::string& actor_id) const {
     std::size_t n = 0;
-    for (const auto& [key, stream] : state_->http) n += stream->actor_id == actor_id ? 1u : 0u;
+    for (const auto& [key, stream] : state_->http)
+        n += stream->actor_id == actor_id ? 1u : 0u;
     return n;
 }
 
-bool EnvoyHandle::is_hibernating_request_live(const std::string& actor_id, const TunnelId& id) const {
+bool EnvoyHandle::is_hibernating_request_live(const std::string& actor_id,
+                                              const TunnelId& id) const {
     auto it = state_->websockets.find(id.key());
     return it != state_->websockets.end() && it->second->actor_id == actor_id &&
            it->second->can_hibernate;
 }
 
 std::optional<ProtocolLimits> EnvoyHandle::protocol_limits() const {
-    if (!state_->metadata) return std::nullopt;
+    if (!state_->metadata)
+        return std::nullopt;
     const auto& m = *state_->metadata;
-    return ProtocolLimits{m.envoy_lost_threshold, m.actor_stop_threshold, m.max_response_payload_size};
+    return ProtocolLimits{m.envoy_lost_threshold, m.actor_stop_threshold,
+                          m.max_response_payload_size};
 }
 
 void EnvoyHandle::sleep_actor(std::string actor_id, std::optional<std::uint32_t> generation) const {
@@ -151,7 +167,8 @@ void EnvoyHandle::stop_actor(std::string actor_id, std::optional<std::uint32_t> 
     push_intent(*state_, actor_id, generation, proto::ActorIntent{proto::ActorIntentStop{}});
 }
 
-void EnvoyHandle::destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation) const {
+void EnvoyHandle::destroy_actor(std::string actor_id,
+                                std::optional<std::uint32_t> generation) const {
     stop_actor(std::move(actor_id), generation);
 }
 
@@ -167,14 +184,17 @@ void EnvoyHandle::set_alarm(std::string actor_id, std::optional<std::int64_t> al
 
 asio::awaitable<Result<std::vector<std::optional<Bytes>>>> EnvoyHandle::kv_get(
     std::string actor_id, std::vector<Bytes> keys) const {
-    if (auto s = check_keys(keys); !s.ok()) co_return s.error();
+    if (auto s = check_keys(keys); !s.ok())
+        co_return s.error();
     auto st = state_;
     KvRequestData req{proto::KvGetRequest{keys}};
     auto op = detail::kv_request(st, std::move(actor_id), std::move(req));
     auto r = co_await std::move(op);
-    if (!r.ok()) co_return r.error();
+    if (!r.ok())
+        co_return r.error();
     auto* got = r->get_if<proto::KvGetResponse>();
-    if (got == nullptr) co_return engine_error(*r);
+    if (got == nullptr)
+        co_return engine_error(*r);
     // The engine returns only the keys it found, in its own order.
     std::map<Bytes, Bytes*> found;
     for (std::size_t i = 0; i < got->keys.size() && i < got->values.size(); ++i) {
@@ -198,20 +218,24 @@ asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_all(std::stri
     return list(state_, std::move(actor_id), proto::KvListQuery{proto::KvListAllQuery{}}, opts);
 }
 
-asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_prefix(std::string actor_id,
-                                                                          Bytes prefix,
-                                                                          KvListOptions opts) const {
-    if (auto s = check_key(prefix); !s.ok()) co_return s.error();
+asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_prefix(
+    std::string actor_id, Bytes prefix, KvListOptions opts) const {
+    if (auto s = check_key(prefix); !s.ok())
+        co_return s.error();
     auto st = state_;
     proto::KvListQuery query{proto::KvListPrefixQuery{std::move(prefix)}};
     auto op = list(st, std::move(actor_id), std::move(query), opts);
     co_return co_await std::move(op);
 }
 
-asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_range(
-    std::string actor_id, Bytes start, Bytes end, bool exclusive, KvListOptions opts) const {
-    if (auto s = check_key(start); !s.ok()) co_return s.error();
-    if (auto s = check_key(end); !s.ok()) co_return s.error();
+asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_range(std::string actor_id,
+                                                                         Bytes start, Bytes end,
+                                                                         bool exclusive,
+                                                                         KvListOptions opts) const {
+    if (auto s = check_key(start); !s.ok())
+        co_return s.error();
+    if (auto s = check_key(end); !s.ok())
+        co_return s.error();
     auto st = state_;
     proto::KvListQuery query{proto::KvListRangeQuery{std::move(start), std::move(end), exclusive}};
     auto op = list(st, std::move(actor_id), std::move(query), opts);
@@ -220,7 +244,8 @@ asio::awaitable<Result<std::vector<KvEntry>>> EnvoyHandle::kv_list_range(
 
 asio::awaitable<Status> EnvoyHandle::kv_put(std::string actor_id,
                                             std::vector<KvEntry> entries) const {
-    if (auto s = check_entries(entries); !s.ok()) co_return s;
+    if (auto s = check_entries(entries); !s.ok())
+        co_return s;
     proto::KvPutRequest put;
     for (auto& [k, v] : entries) {
         put.keys.push_back(std::move(k));
@@ -233,8 +258,10 @@ asio::awaitable<Status> EnvoyHandle::kv_put(std::string actor_id,
     co_return expect<proto::KvPutResponse>(r);
 }
 
-asio::awaitable<Status> EnvoyHandle::kv_delete(std::string actor_id, std::vector<Bytes> keys) const {
-    if (auto s = check_keys(keys); !s.ok()) co_return s;
+asio::awaitable<Status> EnvoyHandle::kv_delete(std::string actor_id,
+                                               std::vector<Bytes> keys) const {
+    if (auto s = check_keys(keys); !s.ok())
+        co_return s;
     auto st = state_;
     KvRequestData req{proto::KvDeleteRequest{std::move(keys)}};
     auto op = detail::kv_request(st, std::move(actor_id), std::move(req));
@@ -244,8 +271,10 @@ asio::awaitable<Status> EnvoyHandle::kv_delete(std::string actor_id, std::vector
 
 asio::awaitable<Status> EnvoyHandle::kv_delete_range(std::string actor_id, Bytes start,
                                                      Bytes end) const {
-    if (auto s = check_key(start); !s.ok()) co_return s;
-    if (auto s = check_key(end); !s.ok()) co_return s;
+    if (auto s = check_key(start); !s.ok())
+        co_return s;
+    if (auto s = check_key(end); !s.ok())
+        co_return s;
     auto st = state_;
     KvRequestData req{proto::KvDeleteRangeRequest{std::move(start), std::move(end)}};
     auto op = detail::kv_request(st, std::move(actor_id), std::move(req));
@@ -262,20 +291,27 @@ asio::awaitable<Status> EnvoyHandle::kv_drop(std::string actor_id) const {
     co_return expect<proto::KvDropResponse>(r);
 }
 
-void EnvoyHandle::shutdown(bool immediate) const { detail::request_shutdown(*state_, immediate); }
-bool EnvoyHandle::is_stopped() const { return state_->stopped; }
+void EnvoyHandle::shutdown(bool immediate) const {
+    detail::request_shutdown(*state_, immediate);
+}
+bool EnvoyHandle::is_stopped() const {
+    return state_->stopped;
+}
 
 asio::awaitable<void> EnvoyHandle::wait_stopped() const {
     auto st = state_;
-    while (!st->stopped) co_await st->stopped_notify.notified();
+    while (!st->stopped)
+        co_await st->stopped_notify.notified();
 }
 
 void WebSocketSender::send(Bytes data, bool binary) const {
-    if (auto st = state_.lock()) detail::send_websocket_frame(*st, id_, std::move(data), binary);
+    if (auto st = state_.lock())
+        detail::send_websocket_frame(*st, id_, std::move(data), binary);
 }
 
 void WebSocketSender::close(CloseFrame frame) const {
-    if (auto st = state_.lock()) detail::close_websocket_locally(*st, id_, std::move(frame));
+    if (auto st = state_.lock())
+        detail::close_websocket_locally(*st, id_, std::move(frame));
 }
 
 }  // namespace rivetkit::envoy

@@ -6,13 +6,12 @@
 // (checked locally, nothing sent), kv/timeout, kv/engine_error (the engine's message),
 // envoy/shutdown, envoy/lost.
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"
@@ -36,7 +35,7 @@ struct ProtocolLimits {
 };
 
 class EnvoyHandle {
-public:
+  public:
     explicit EnvoyHandle(std::shared_ptr<detail::EnvoyState> state) : state_(std::move(state)) {}
 
     const std::string& envoy_key() const;
@@ -68,8 +67,10 @@ public:
                                                                         Bytes prefix,
                                                                         KvListOptions opts) const;
     // [start, end), or [start, end] when !exclusive.
-    boost::asio::awaitable<Result<std::vector<KvEntry>>> kv_list_range(
-        std::string actor_id, Bytes start, Bytes end, bool exclusive, KvListOptions opts) const;
+    boost::asio::awaitable<Result<std::vector<KvEntry>>> kv_list_range(std::string actor_id,
+                                                                       Bytes start, Bytes end,
+                                                                       bool exclusive,
+                                                                       KvListOptions opts) const;
     boost::asio::awaitable<Status> kv_put(std::string actor_id, std::vector<KvEntry> entries) const;
     boost::asio::awaitable<Status> kv_delete(std::string actor_id, std::vector<Bytes> keys) const;
     // Deletes [start, end).
@@ -85,20 +86,20 @@ public:
 
     detail::EnvoyState& state() const noexcept { return *state_; }
 
-private:
+  private:
     std::shared_ptr<detail::EnvoyState> state_;
 };
 
 // Sends on one tunneled WebSocket. Copyable; calls after the socket ended are ignored.
 class WebSocketSender {
-public:
+  public:
     WebSocketSender(std::weak_ptr<detail::EnvoyState> state, TunnelId id)
         : state_(std::move(state)), id_(id) {}
     void send(Bytes data, bool binary) const;
     void close(CloseFrame frame) const;
     const TunnelId& id() const noexcept { return id_; }
 
-private:
+  private:
     std::weak_ptr<detail::EnvoyState> state_;
     TunnelId id_;
 };

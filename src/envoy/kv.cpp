@@ -24,19 +24,22 @@ void handle_kv_response(EnvoyState& st, proto::ToEnvoyKvResponse response) {
 }
 
 void resend_pending_kv(EnvoyState& st) {
-    for (const auto& [id, pending] : st.kv_pending) st.outbox.push_back(pending.frame);
+    for (const auto& [id, pending] : st.kv_pending)
+        st.outbox.push_back(pending.frame);
 }
 
 void fail_pending_kv(EnvoyState& st, const Error& error) {
     auto pending = std::move(st.kv_pending);
     st.kv_pending.clear();
-    for (auto& [id, p] : pending) p.reply.send(Result<proto::KvResponseData>(error));
+    for (auto& [id, p] : pending)
+        p.reply.send(Result<proto::KvResponseData>(error));
 }
 
 asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyState> st,
                                                           std::string actor_id,
                                                           proto::KvRequestData data) {
-    if (st->stopped) co_return envoy_error("shutdown", "envoy is shut down");
+    if (st->stopped)
+        co_return envoy_error("shutdown", "envoy is shut down");
     std::uint32_t id = st->next_kv_request_id++;
     proto::ToRivet message{proto::ToRivetKvRequest{actor_id, id, std::move(data)}};
     auto [tx, rx] = rt::oneshot<Result<proto::KvResponseData>>();
@@ -52,10 +55,12 @@ asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyS
         co_await rt::timeout(st->clock, st->config.kv_request_timeout, std::move(waiting));
     if (!reply) {
         st->kv_pending.erase(id);
-        log::warn("kv request timed out", {{"actor_id", actor_id}, {"request_id", static_cast<unsigned>(id)}});
+        log::warn("kv request timed out",
+                  {{"actor_id", actor_id}, {"request_id", static_cast<unsigned>(id)}});
         co_return Error("kv", "timeout", "kv request timed out");
     }
-    if (!*reply) co_return envoy_error("shutdown", "envoy is shut down");
+    if (!*reply)
+        co_return envoy_error("shutdown", "envoy is shut down");
     co_return std::move(**reply);
 }
 

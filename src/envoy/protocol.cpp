@@ -33,15 +33,16 @@ Result<ConnectTarget> build_connect_target(const EnvoyConfig& config, std::strin
     target.host = std::string(parsed->host());
     target.port = parsed->has_port() ? std::string(parsed->port()) : (target.tls ? "443" : "80");
     std::string base(parsed->encoded_path());
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    target.target = base + "/envoys/connect?protocol_version=" +
-                    std::to_string(kEnvoyProtocolVersion) +
-                    "&namespace=" + encode_component(config.namespace_name) +
-                    "&envoy_key=" + encode_component(envoy_key) +
-                    "&version=" + std::to_string(config.version) +
-                    "&pool_name=" + encode_component(config.pool_name);
+    while (!base.empty() && base.back() == '/')
+        base.pop_back();
+    target.target =
+        base + "/envoys/connect?protocol_version=" + std::to_string(kEnvoyProtocolVersion) +
+        "&namespace=" + encode_component(config.namespace_name) +
+        "&envoy_key=" + encode_component(envoy_key) + "&version=" + std::to_string(config.version) +
+        "&pool_name=" + encode_component(config.pool_name);
     target.subprotocols.emplace_back("rivet");
-    if (config.token) target.subprotocols.push_back("rivet_token." + *config.token);
+    if (config.token)
+        target.subprotocols.push_back("rivet_token." + *config.token);
     return target;
 }
 
@@ -53,7 +54,8 @@ std::optional<CloseReason> parse_close_reason(std::string_view reason) {
         out.ray_id = std::string(reason.substr(hash + 1));
     }
     auto dot = main.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 == main.size()) return std::nullopt;
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == main.size())
+        return std::nullopt;
     out.group = std::string(main.substr(0, dot));
     out.code = std::string(main.substr(dot + 1));
     return out;

@@ -11,6 +11,7 @@
 //    ToEnvoyInit, events first.
 //  - Actors are keyed by (actor id, generation); commands are deduplicated per key by index.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -19,8 +20,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
 
 #include "envoy/callbacks.hpp"
 #include "envoy/config.hpp"

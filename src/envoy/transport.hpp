@@ -2,13 +2,12 @@
 // The engine connection as a small interface: the envoy's protocol logic runs the same over the
 // Beast WebSocket (ws_transport.hpp) and over the in-memory fake the unit tests use.
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"
@@ -26,13 +25,13 @@ struct ConnectTarget {
 struct TransportRead {
     enum class Kind : std::uint8_t { binary, text, closed, failed };
     Kind kind = Kind::failed;
-    Bytes data;               // binary / text payload
+    Bytes data;                    // binary / text payload
     std::uint16_t close_code = 0;  // closed
-    std::string reason;       // close reason, or the failure text
+    std::string reason;            // close reason, or the failure text
 };
 
 class Transport {
-public:
+  public:
     virtual ~Transport() = default;
     virtual boost::asio::awaitable<Status> connect(ConnectTarget target) = 0;
     // One whole message. Only one read is outstanding at a time.
@@ -45,7 +44,7 @@ public:
 };
 
 class TransportFactory {
-public:
+  public:
     virtual ~TransportFactory() = default;
     virtual std::unique_ptr<Transport> create(boost::asio::any_io_executor executor) = 0;
 };

@@ -19,8 +19,10 @@ proto::MessageId message_id(const TunnelId& id, std::uint16_t index) {
     return proto::MessageId{id.gateway_id, id.request_id, index};
 }
 
-void send_http(EnvoyState& st, const TunnelId& id, HttpStream& s, proto::ToRivetTunnelMessageKind kind) {
-    st.send_tunnel(proto::ToRivetTunnelMessage{message_id(id, s.next_out_index++), std::move(kind)});
+void send_http(EnvoyState& st, const TunnelId& id, HttpStream& s,
+               proto::ToRivetTunnelMessageKind kind) {
+    st.send_tunnel(
+        proto::ToRivetTunnelMessage{message_id(id, s.next_out_index++), std::move(kind)});
 }
 
 void respond_actor_not_found(EnvoyState& st, const TunnelId& id) {
@@ -44,7 +46,8 @@ asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
         send_http(*st, id, *s, proto::ToRivetTunnelMessageKind{std::move(start)});
         co_return;
     }
-    proto::ToRivetResponseStart start{response.status, std::move(response.headers), std::nullopt, true};
+    proto::ToRivetResponseStart start{response.status, std::move(response.headers), std::nullopt,
+                                      true};
     send_http(*st, id, *s, proto::ToRivetTunnelMessageKind{std::move(start)});
     const Bytes& body = response.body;
     std::size_t offset = 0;
@@ -54,10 +57,12 @@ asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
         for (;;) {
             std::uint64_t in_flight =
                 s->response_sent > s->response_acked ? s->response_sent - s->response_acked : 0;
-            if (s->aborted || in_flight + n <= st->config.response_window_bytes) break;
+            if (s->aborted || in_flight + n <= st->config.response_window_bytes)
+                break;
             co_await s->window.notified();
         }
-        if (s->aborted) co_return;
+        if (s->aborted)
+            co_return;
         proto::ToRivetResponseChunk piece;
         piece.body.assign(body.begin() + static_cast<std::ptrdiff_t>(offset),
                           body.begin() + static_cast<std::ptrdiff_t>(offset + n));
@@ -80,13 +85,16 @@ asio::awaitable<void> run_fetch(std::shared_ptr<EnvoyState> st, TunnelId id,
             response = co_await std::move(fetching);
         } catch (...) {
             Error e = error_from_exception(std::current_exception());
-            log::warn("fetch handler failed", {{"actor_id", s->actor_id}, {"error", e.to_string()}});
+            log::warn("fetch handler failed",
+                      {{"actor_id", s->actor_id}, {"error", e.to_string()}});
             response = HttpResponse{500, {{"x-rivet-error", e.group() + "." + e.code()}}, {}};
         }
     }
-    if (!s->aborted) co_await send_response(st, id, s, std::move(response));
+    if (!s->aborted)
+        co_await send_response(st, id, s, std::move(response));
     auto it = st->http.find(id.key());
-    if (it != st->http.end() && it->second == s) st->http.erase(it);
+    if (it != st->http.end() && it->second == s)
+        st->http.erase(it);
 }
 
 void dispatch(EnvoyState& st, const TunnelId& id, const std::shared_ptr<HttpStream>& s) {
@@ -101,8 +109,8 @@ void on_request_start(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestS
     }
     auto actor = st.find_actor(start.actor_id, start.actor_generation);
     if (!actor) {
-        log::warn("tunnel request for unknown actor", {{"actor_id", start.actor_id},
-                                                       {"request", id.to_hex()}});
+        log::warn("tunnel request for unknown actor",
+                  {{"actor_id", start.actor_id}, {"request", id.to_hex()}});
         respond_actor_not_found(st, id);
         return;
     }
@@ -116,21 +124,26 @@ void on_request_start(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestS
     s->request.method = std::move(start.method);
     s->request.path = std::move(start.path);
     s->request.headers = std::move(start.headers);
-    if (start.body) s->request.body = std::move(*start.body);
+    if (start.body)
+        s->request.body = std::move(*start.body);
     st.http.emplace(id.key(), s);
-    if (!s->streaming_request) dispatch(st, id, s);
+    if (!s->streaming_request)
+        dispatch(st, id, s);
 }
 
 void on_request_chunk(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestChunk chunk) {
     auto it = st.http.find(id.key());
-    if (it == st.http.end()) return;
+    if (it == st.http.end())
+        return;
     auto s = it->second;
-    if (!s->streaming_request || s->dispatched) return;
+    if (!s->streaming_request || s->dispatched)
+        return;
     s->request.body.insert(s->request.body.end(), chunk.body.begin(), chunk.body.end());
     s->request_consumed += chunk.body.size();
     if (!chunk.finish) {
         send_http(st, id, *s,
-                  proto::ToRivetTunnelMessageKind{proto::ToRivetRequestBodyWindowUpdate{s->request_consumed}});
+                  proto::ToRivetTunnelMessageKind{
+                      proto::ToRivetRequestBodyWindowUpdate{s->request_consumed}});
         return;
     }
     dispatch(st, id, s);
@@ -147,7 +160,8 @@ void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t /*ind
         on_request_chunk(st, id, std::move(*chunk));
     } else if (std::holds_alternative<proto::ToEnvoyRequestAbort>(v)) {
         auto it = st.http.find(id.key());
-        if (it == st.http.end()) return;
+        if (it == st.http.end())
+            return;
         log::debug("tunnel request aborted", {{"request", id.to_hex()}});
         it->second->aborted = true;
         it->second->window.notify_one();
@@ -155,10 +169,12 @@ void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t /*ind
     } else if (std::holds_alternative<proto::ToEnvoyRequestBodyCancel>(v)) {
         // The body ends here, but the gateway still wants a response.
         auto it = st.http.find(id.key());
-        if (it != st.http.end() && !it->second->dispatched) dispatch(st, id, it->second);
+        if (it != st.http.end() && !it->second->dispatched)
+            dispatch(st, id, it->second);
     } else if (auto* update = std::get_if<proto::ToEnvoyResponseBodyWindowUpdate>(&v)) {
         auto it = st.http.find(id.key());
-        if (it == st.http.end()) return;
+        if (it == st.http.end())
+            return;
         auto& s = *it->second;
         s.response_acked = std::max(s.response_acked, update->consumed_bytes);
         s.window.notify_one();

@@ -23,7 +23,8 @@ void send_ws(EnvoyState& st, WsStream& ws, proto::ToRivetTunnelMessageKind kind)
 void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::string reason) {
     proto::MessageId mid{id.gateway_id, id.request_id, 0};
     proto::ToRivetWebSocketClose close{code, std::move(reason), false};
-    st.send_tunnel(proto::ToRivetTunnelMessage{mid, proto::ToRivetTunnelMessageKind{std::move(close)}});
+    st.send_tunnel(
+        proto::ToRivetTunnelMessage{mid, proto::ToRivetTunnelMessageKind{std::move(close)}});
 }
 
 void ack(EnvoyState& st, WsStream& ws, std::uint16_t index) {
@@ -59,16 +60,20 @@ asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<W
         }
     }
     auto it = st->websockets.find(ws->id.key());
-    if (it == st->websockets.end() || it->second != ws) co_return;  // closed meanwhile
+    if (it == st->websockets.end() || it->second != ws)
+        co_return;  // closed meanwhile
     if (!accepted.ok() || !*accepted) {
-        std::string reason = accepted.ok() ? "envoy.rejected" : accepted.error().group() + "." + accepted.error().code();
+        std::string reason = accepted.ok()
+                                 ? "envoy.rejected"
+                                 : accepted.error().group() + "." + accepted.error().code();
         log::info("websocket rejected", {{"actor_id", ws->actor_id}, {"reason", reason}});
         st->websockets.erase(it);
         send_close(*st, ws->id, 1011, std::move(reason));
         co_return;
     }
     ws->listener = std::move(*accepted);
-    send_ws(*st, *ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketOpen{ws->can_hibernate}});
+    send_ws(*st, *ws,
+            proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketOpen{ws->can_hibernate}});
     while (!ws->early.empty() && ws->listener) {
         auto m = std::move(ws->early.front());
         ws->early.pop_front();
@@ -81,7 +86,8 @@ asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<W
 void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen open) {
     auto actor = st.find_actor(open.actor_id, open.actor_generation);
     if (!actor) {
-        log::warn("websocket for unknown actor", {{"actor_id", open.actor_id}, {"request", id.to_hex()}});
+        log::warn("websocket for unknown actor",
+                  {{"actor_id", open.actor_id}, {"request", id.to_hex()}});
         send_close(st, id, 1011, "envoy.actor_not_found");
         return;
     }
@@ -93,7 +99,8 @@ void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen ope
     ws->headers = open.headers;
     // The gateway's WebSocketOpen is index 0; client messages continue from there.
     ws->last_in_index = 0;
-    WebSocketOpen request{actor->actor_id, id, std::move(open.path), std::move(open.headers), false};
+    WebSocketOpen request{actor->actor_id, id, std::move(open.path), std::move(open.headers),
+                          false};
     ws->can_hibernate = st.callbacks && st.callbacks->can_hibernate(request);
     st.websockets[id.key()] = ws;
     st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(request)));
@@ -117,17 +124,20 @@ void on_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
     if (ws->can_hibernate && ws->last_in_index) {
         std::uint16_t last = *ws->last_in_index;
         if (!index_after(index, last)) {
-            log::debug("duplicate websocket message dropped", {{"request", id.to_hex()}, {"index", static_cast<unsigned>(index)}});
+            log::debug("duplicate websocket message dropped",
+                       {{"request", id.to_hex()}, {"index", static_cast<unsigned>(index)}});
             return;
         }
         if (index != static_cast<std::uint16_t>(last + 1)) {
-            log::warn("websocket message index gap, closing", {{"request", id.to_hex()},
-                                                              {"expected", static_cast<unsigned>(static_cast<std::uint16_t>(last + 1))},
-                                                              {"got", static_cast<unsigned>(index)}});
+            log::warn("websocket message index gap, closing",
+                      {{"request", id.to_hex()},
+                       {"expected", static_cast<unsigned>(static_cast<std::uint16_t>(last + 1))},
+                       {"got", static_cast<unsigned>(index)}});
             auto listener = std::move(ws->listener);
             st.websockets.erase(it);
             send_close(st, id, 1008, "ws.message_index_skip");
-            if (listener) listener->on_close(CloseFrame{1008, "ws.message_index_skip"});
+            if (listener)
+                listener->on_close(CloseFrame{1008, "ws.message_index_skip"});
             return;
         }
     }
@@ -137,10 +147,12 @@ void on_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
 
 void on_close(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketClose close) {
     auto it = st.websockets.find(id.key());
-    if (it == st.websockets.end()) return;
+    if (it == st.websockets.end())
+        return;
     auto listener = std::move(it->second->listener);
     st.websockets.erase(it);
-    if (listener) listener->on_close(CloseFrame{close.code, std::move(close.reason)});
+    if (listener)
+        listener->on_close(CloseFrame{close.code, std::move(close.reason)});
 }
 
 }  // namespace
@@ -159,13 +171,17 @@ void handle_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t 
 
 void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool binary) {
     auto it = st.websockets.find(id.key());
-    if (it == st.websockets.end() || it->second->hibernating) return;
-    send_ws(st, *it->second, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessage{std::move(data), binary}});
+    if (it == st.websockets.end() || it->second->hibernating)
+        return;
+    send_ws(
+        st, *it->second,
+        proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessage{std::move(data), binary}});
 }
 
 void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame frame) {
     auto it = st.websockets.find(id.key());
-    if (it == st.websockets.end()) return;
+    if (it == st.websockets.end())
+        return;
     auto ws = it->second;
     st.websockets.erase(it);
     proto::ToRivetWebSocketClose close{frame.code, std::move(frame.reason), false};
@@ -175,11 +191,13 @@ void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame fram
 void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason reason) {
     std::vector<std::shared_ptr<WsStream>> closing;
     for (auto& [k, ws] : st.websockets) {
-        if (ws->actor_id != key.actor_id || ws->generation != key.generation || ws->hibernating) continue;
+        if (ws->actor_id != key.actor_id || ws->generation != key.generation || ws->hibernating)
+            continue;
         if (ws->can_hibernate && reason == StopReason::sleep_intent) {
             // Stays open at the gateway; re-attached on wake.
             ws->hibernating = true;
-            if (auto listener = std::move(ws->listener)) listener->on_hibernate();
+            if (auto listener = std::move(ws->listener))
+                listener->on_hibernate();
             ws->early.clear();
         } else {
             closing.push_back(ws);
@@ -189,7 +207,8 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
         st.websockets.erase(ws->id.key());
         proto::ToRivetWebSocketClose close{1011, std::string("actor.stopped"), false};
         send_ws(st, *ws, proto::ToRivetTunnelMessageKind{std::move(close)});
-        if (auto listener = std::move(ws->listener)) listener->on_close(CloseFrame{1011, "actor.stopped"});
+        if (auto listener = std::move(ws->listener))
+            listener->on_close(CloseFrame{1011, "actor.stopped"});
     }
 }
 
@@ -199,7 +218,8 @@ void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
     for (const auto& id : requests) {
         listed.push_back(id.key());
         auto it = st.websockets.find(id.key());
-        if (it == st.websockets.end() || !it->second->hibernating || it->second->actor_id != key.actor_id) {
+        if (it == st.websockets.end() || !it->second->hibernating ||
+            it->second->actor_id != key.actor_id) {
             log::warn("hibernating websocket cannot be restored, closing",
                       {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
             send_close(st, id, 1011, "ws.restore_failed");
@@ -208,7 +228,8 @@ void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
         auto ws = it->second;
         ws->hibernating = false;
         ws->generation = key.generation;
-        log::debug("restoring hibernating websocket", {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
+        log::debug("restoring hibernating websocket",
+                   {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
         WebSocketOpen open{key.actor_id, id, ws->path, ws->headers, true};
         st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(open)));
     }

@@ -23,7 +23,7 @@ using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 class WebSocketTransport final : public Transport {
-public:
+  public:
     explicit WebSocketTransport(asio::any_io_executor executor)
         : resolver_(executor), ws_(executor) {}
 
@@ -31,10 +31,13 @@ public:
         if (target.tls) {
             co_return Error("envoy", "tls_unsupported", "wss:// is not supported by this build");
         }
-        auto [rerr, endpoints] = co_await resolver_.async_resolve(target.host, target.port, use_tuple);
-        if (rerr) co_return Error("envoy", "connect_failed", "resolve: " + rerr.message());
+        auto [rerr, endpoints] =
+            co_await resolver_.async_resolve(target.host, target.port, use_tuple);
+        if (rerr)
+            co_return Error("envoy", "connect_failed", "resolve: " + rerr.message());
         auto [cerr, ep] = co_await beast::get_lowest_layer(ws_).async_connect(endpoints, use_tuple);
-        if (cerr) co_return Error("envoy", "connect_failed", "connect: " + cerr.message());
+        if (cerr)
+            co_return Error("envoy", "connect_failed", "connect: " + cerr.message());
         (void)ep;
         beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
         // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
@@ -47,7 +50,8 @@ public:
         ws_.read_message_max(0);
         std::string protocols;
         for (const auto& p : target.subprotocols) {
-            if (!protocols.empty()) protocols += ", ";
+            if (!protocols.empty())
+                protocols += ", ";
             protocols += p;
         }
         ws_.set_option(websocket::stream_base::decorator([protocols](websocket::request_type& req) {
@@ -56,7 +60,8 @@ public:
         std::string host = target.host + ":" + target.port;
         websocket::response_type response;
         auto [herr] = co_await ws_.async_handshake(response, host, target.target, use_tuple);
-        if (herr) co_return Error("envoy", "connect_failed", "handshake: " + herr.message());
+        if (herr)
+            co_return Error("envoy", "connect_failed", "handshake: " + herr.message());
         ws_.binary(true);
         co_return Status{};
     }
@@ -85,14 +90,17 @@ public:
     }
 
     asio::awaitable<Status> write(BytesView frame) override {
-        auto [err, n] = co_await ws_.async_write(asio::buffer(frame.data(), frame.size()), use_tuple);
+        auto [err, n] =
+            co_await ws_.async_write(asio::buffer(frame.data(), frame.size()), use_tuple);
         (void)n;
-        if (err) co_return Error("envoy", "write_failed", err.message());
+        if (err)
+            co_return Error("envoy", "write_failed", err.message());
         co_return Status{};
     }
 
     asio::awaitable<void> close(std::uint16_t code, std::string reason) override {
-        if (!ws_.is_open()) co_return;
+        if (!ws_.is_open())
+            co_return;
         websocket::close_reason cr(static_cast<websocket::close_code>(code), reason);
         auto [err] = co_await ws_.async_close(cr, use_tuple);
         (void)err;
@@ -105,14 +113,14 @@ public:
         socket.close(ignored);
     }
 
-private:
+  private:
     tcp::resolver resolver_;
     websocket::stream<beast::tcp_stream> ws_;
     beast::flat_buffer buffer_;
 };
 
 class WebSocketTransportFactory final : public TransportFactory {
-public:
+  public:
     std::unique_ptr<Transport> create(asio::any_io_executor executor) override {
         return std::make_unique<WebSocketTransport>(executor);
     }

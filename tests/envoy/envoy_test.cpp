@@ -57,7 +57,8 @@ asio::awaitable<std::pair<EnvoyHandle, std::shared_ptr<FakeConnection>>> connect
     conn->push(init_message());
     std::shared_ptr<rt::Notify> changed = env.cb->changed;
     RecordingCallbacks* cb = env.cb.get();
-    EXPECT_TRUE(co_await wait_until(env.clock(), *changed, kWait, [cb] { return cb->connects >= 1; }));
+    EXPECT_TRUE(
+        co_await wait_until(env.clock(), *changed, kWait, [cb] { return cb->connects >= 1; }));
     co_return std::make_pair(handle, conn);
 }
 
@@ -70,7 +71,8 @@ asio::awaitable<void> finish(Env& env, EnvoyHandle handle) {
 std::optional<proto::ActorStateStopped> stopped_in(const proto::ToRivetEvents& events) {
     for (const auto& e : events.value) {
         if (auto* u = e.inner.get_if<proto::EventActorStateUpdate>()) {
-            if (auto* s = u->state.get_if<proto::ActorStateStopped>()) return *s;
+            if (auto* s = u->state.get_if<proto::ActorStateStopped>())
+                return *s;
         }
     }
     return std::nullopt;
@@ -91,8 +93,11 @@ asio::awaitable<void> start_actor(Env& env, FakeConnection& conn, std::uint32_t 
                                   std::vector<TunnelId> hibernating = {}) {
     auto cmd = start_command(kActor, gen, 1);
     for (const auto& id : hibernating) {
-        cmd.get_if<proto::ToEnvoyCommands>()->value[0].inner.get_if<proto::CommandStartActor>()
-            ->hibernating_requests.push_back(proto::HibernatingRequest{id.gateway_id, id.request_id});
+        cmd.get_if<proto::ToEnvoyCommands>()
+            ->value[0]
+            .inner.get_if<proto::CommandStartActor>()
+            ->hibernating_requests.push_back(
+                proto::HibernatingRequest{id.gateway_id, id.request_id});
     }
     conn.push(cmd);
     auto events = co_await conn.next_of<proto::ToRivetEvents>(env.clock(), kWait);
@@ -237,8 +242,8 @@ TEST(EnvoyCommands, StartStopAckedWithIndexedEvents) {
         auto [handle, conn] = co_await connect(env);
         conn->push(start_command(kActor, 1, 1));
         auto ack = co_await conn->next_of<proto::ToRivetAckCommands>(env.clock(), kWait);
-        EXPECT_TRUE(ack && ack->last_command_checkpoints.at(0) ==
-                               (proto::ActorCheckpoint{kActor, 1, 1}));
+        EXPECT_TRUE(ack &&
+                    ack->last_command_checkpoints.at(0) == (proto::ActorCheckpoint{kActor, 1, 1}));
         auto running = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
         EXPECT_TRUE(running && is_running(running->value.at(0)) &&
                     running->value[0].checkpoint.index == 0);
@@ -323,8 +328,10 @@ TEST(EnvoyKv, GetReturnsValuesInRequestOrderAndTimesOut) {
         auto get = rt::spawn(ex, handle.kv_get(kActor, keys));
         auto req = co_await conn->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
         EXPECT_TRUE(req && req->actor_id == kActor && req->data.is<proto::KvGetRequest>());
-        proto::KvGetResponse resp{{to_bytes("b")}, {to_bytes("vb")}, {proto::KvMetadata{to_bytes("2.3.19"), 1}}};
-        conn->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{req->request_id, proto::KvResponseData{resp}}});
+        proto::KvGetResponse resp{
+            {to_bytes("b")}, {to_bytes("vb")}, {proto::KvMetadata{to_bytes("2.3.19"), 1}}};
+        conn->push(
+            proto::ToEnvoy{proto::ToEnvoyKvResponse{req->request_id, proto::KvResponseData{resp}}});
         auto got = (co_await get.join()).value();
         EXPECT_TRUE(got.ok());
         if (got.ok()) {
@@ -344,7 +351,8 @@ TEST(EnvoyKv, GetReturnsValuesInRequestOrderAndTimesOut) {
         do {
             drop = co_await conn->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
         } while (drop && !drop->data.is<proto::KvDropRequest>());
-        conn->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{drop->request_id, proto::KvResponseData{err}}});
+        conn->push(
+            proto::ToEnvoy{proto::ToEnvoyKvResponse{drop->request_id, proto::KvResponseData{err}}});
         auto failed = (co_await put.join()).value();
         EXPECT_TRUE(!failed.ok() && failed.error().is("kv", "engine_error") &&
                     failed.error().message() == "actor does not exist");
@@ -358,7 +366,8 @@ TEST(EnvoyKv, RequestsWhileDisconnectedGoOutAfterInit) {
         auto [handle, conn] = co_await connect(env);
         conn->close_from_engine(1011, "ws.going_away#r");
         RecordingCallbacks* cb = env.cb.get();
-        co_await wait_until(env.clock(), *cb->changed, kWait, [cb] { return cb->disconnects == 1; });
+        co_await wait_until(env.clock(), *cb->changed, kWait,
+                            [cb] { return cb->disconnects == 1; });
         auto ex = co_await asio::this_coro::executor;
         std::vector<KvEntry> entries{{to_bytes("k"), to_bytes("v")}};
         auto put = rt::spawn(ex, handle.kv_put(kActor, entries));
@@ -366,7 +375,8 @@ TEST(EnvoyKv, RequestsWhileDisconnectedGoOutAfterInit) {
         conn2->push(init_message());
         auto req = co_await conn2->next_of<proto::ToRivetKvRequest>(env.clock(), kWait);
         EXPECT_TRUE(req && req->data.is<proto::KvPutRequest>());
-        conn2->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{req->request_id, proto::KvResponseData{proto::KvPutResponse{}}}});
+        conn2->push(proto::ToEnvoy{proto::ToEnvoyKvResponse{
+            req->request_id, proto::KvResponseData{proto::KvPutResponse{}}}});
         EXPECT_TRUE((co_await put.join()).value().ok());
         co_await finish(env, handle);
     }(e));
@@ -377,8 +387,8 @@ TEST(EnvoyTunnel, InlineRequestGetsInlineResponse) {
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyRequestStart start{kActor, std::nullopt, "POST", "/request/echo", {{"a", "b"}},
-                                         to_bytes("hello"), false, false};
+        proto::ToEnvoyRequestStart start{kActor,       std::nullopt,      "POST", "/request/echo",
+                                         {{"a", "b"}}, to_bytes("hello"), false,  false};
         conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
         auto resp = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         auto* rs = resp ? resp->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
@@ -386,8 +396,10 @@ TEST(EnvoyTunnel, InlineRequestGetsInlineResponse) {
         EXPECT_EQ(resp->message_id.message_index, 0);
         EXPECT_EQ(env.cb->requests.at(0).path, "/request/echo");
 
-        proto::ToEnvoyRequestStart other{"unknownactor", std::nullopt, "GET", "/", {}, std::nullopt, false, false};
-        conn->push(tunnel(TunnelId{{9, 9, 9, 9}, {1, 1, 1, 1}}, 0, proto::ToEnvoyTunnelMessageKind{other}));
+        proto::ToEnvoyRequestStart other{"unknownactor", std::nullopt, "GET", "/", {},
+                                         std::nullopt,   false,        false};
+        conn->push(tunnel(TunnelId{{9, 9, 9, 9}, {1, 1, 1, 1}}, 0,
+                          proto::ToEnvoyTunnelMessageKind{other}));
         auto nf = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         auto* nfs = nf ? nf->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
         EXPECT_TRUE(nfs && nfs->status == 503);
@@ -401,13 +413,19 @@ TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyRequestStart start{kActor, 1u, "POST", "/big/300000", {}, std::nullopt, true, true};
+        proto::ToEnvoyRequestStart start{kActor, 1u,           "POST", "/big/300000",
+                                         {},     std::nullopt, true,   true};
         conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
-        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("abc"), false}}));
+        conn->push(tunnel(
+            kRequest, 1,
+            proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("abc"), false}}));
         auto credit = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-        auto* wu = credit ? credit->message_kind.get_if<proto::ToRivetRequestBodyWindowUpdate>() : nullptr;
+        auto* wu =
+            credit ? credit->message_kind.get_if<proto::ToRivetRequestBodyWindowUpdate>() : nullptr;
         EXPECT_TRUE(wu && wu->consumed_bytes == 3);
-        conn->push(tunnel(kRequest, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("de"), true}}));
+        conn->push(tunnel(
+            kRequest, 2,
+            proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes("de"), true}}));
 
         auto head = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         auto* rs = head ? head->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
@@ -417,17 +435,21 @@ TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
             auto c = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
             auto* chunk = c ? c->message_kind.get_if<proto::ToRivetResponseChunk>() : nullptr;
             EXPECT_TRUE(chunk);
-            if (chunk) received += chunk->body.size();
+            if (chunk)
+                received += chunk->body.size();
         }
         EXPECT_EQ(received, 128u * 1024);
         auto stalled = co_await conn->next(env.clock(), 1000ms);
         EXPECT_FALSE(stalled) << "the window is full until the gateway acknowledges";
-        conn->push(tunnel(kRequest, 3, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyResponseBodyWindowUpdate{300000}}));
+        conn->push(tunnel(
+            kRequest, 3,
+            proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyResponseBodyWindowUpdate{300000}}));
         bool finished = false;
         while (!finished) {
             auto c = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
             auto* chunk = c ? c->message_kind.get_if<proto::ToRivetResponseChunk>() : nullptr;
-            if (!chunk) break;
+            if (!chunk)
+                break;
             received += chunk->body.size();
             finished = chunk->finish;
         }
@@ -449,13 +471,18 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
         auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         auto* o = opened ? opened->message_kind.get_if<proto::ToRivetWebSocketOpen>() : nullptr;
         EXPECT_TRUE(o && o->can_hibernate);
-        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("ping-1"), false}}));
+        conn->push(tunnel(kRequest, 1,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("ping-1"), false}}));
         bool acked = false, echoed = false;
         for (int i = 0; i < 2; ++i) {
             auto m = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-            if (!m) break;
-            if (auto* a = m->message_kind.get_if<proto::ToRivetWebSocketMessageAck>()) acked = a->index == 1;
-            if (auto* echo = m->message_kind.get_if<proto::ToRivetWebSocketMessage>()) echoed = echo->data == to_bytes("echo:ping-1");
+            if (!m)
+                break;
+            if (auto* a = m->message_kind.get_if<proto::ToRivetWebSocketMessageAck>())
+                acked = a->index == 1;
+            if (auto* echo = m->message_kind.get_if<proto::ToRivetWebSocketMessage>())
+                echoed = echo->data == to_bytes("echo:ping-1");
         }
         EXPECT_TRUE(acked && echoed);
 
@@ -471,8 +498,12 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
         auto reopened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         EXPECT_TRUE(reopened && reopened->message_kind.is<proto::ToRivetWebSocketOpen>());
         EXPECT_EQ(env.cb->ws->restores, 1);
-        conn->push(tunnel(kRequest, 1, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("dup"), false}}));
-        conn->push(tunnel(kRequest, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes("ping-2"), false}}));
+        conn->push(tunnel(kRequest, 1,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("dup"), false}}));
+        conn->push(tunnel(kRequest, 2,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("ping-2"), false}}));
         RecordingCallbacks* cb = env.cb.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->ws->received.size() >= 2; }));

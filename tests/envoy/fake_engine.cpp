@@ -9,13 +9,14 @@ namespace asio = boost::asio;
 namespace {
 
 class FakeTransport final : public Transport {
-public:
+  public:
     FakeTransport(std::shared_ptr<FakeConnection> conn, bool refuse,
                   rt::Sender<std::shared_ptr<FakeConnection>> accepted)
         : conn_(std::move(conn)), refuse_(refuse), accepted_(std::move(accepted)) {}
 
     asio::awaitable<Status> connect(ConnectTarget target) override {
-        if (refuse_) co_return Error("envoy", "connect_failed", "refused by the fake engine");
+        if (refuse_)
+            co_return Error("envoy", "connect_failed", "refused by the fake engine");
         conn_->target = std::move(target);
         accepted_.send(conn_);
         co_return Status{};
@@ -30,7 +31,8 @@ public:
         co_return std::move(*r);
     }
     asio::awaitable<Status> write(BytesView frame) override {
-        if (conn_->aborted) co_return Error("envoy", "write_failed", "aborted");
+        if (conn_->aborted)
+            co_return Error("envoy", "write_failed", "aborted");
         conn_->sent.first.send(Bytes(frame.begin(), frame.end()));
         co_return Status{};
     }
@@ -45,7 +47,7 @@ public:
     }
     void abort() noexcept override { conn_->drop(); }
 
-private:
+  private:
     std::shared_ptr<FakeConnection> conn_;
     bool refuse_;
     rt::Sender<std::shared_ptr<FakeConnection>> accepted_;
@@ -53,7 +55,9 @@ private:
 
 }  // namespace
 
-void FakeConnection::push(const proto::ToEnvoy& message) { push_raw(bare::encode_to_bytes(message)); }
+void FakeConnection::push(const proto::ToEnvoy& message) {
+    push_raw(bare::encode_to_bytes(message));
+}
 
 void FakeConnection::push_raw(Bytes frame) {
     TransportRead r;
@@ -71,7 +75,8 @@ void FakeConnection::close_from_engine(std::uint16_t code, std::string reason) {
 }
 
 void FakeConnection::drop() {
-    if (aborted) return;
+    if (aborted)
+        return;
     aborted = true;
     TransportRead r;
     r.kind = TransportRead::Kind::failed;
@@ -79,33 +84,40 @@ void FakeConnection::drop() {
     inbox.first.send(std::move(r));
 }
 
-asio::awaitable<std::optional<proto::ToRivet>> FakeConnection::next(rt::Clock& clock,
-                                                                   std::chrono::milliseconds wait) {
+asio::awaitable<std::optional<proto::ToRivet>> FakeConnection::next(
+    rt::Clock& clock, std::chrono::milliseconds wait) {
     auto op = sent.second.recv();
     std::optional<std::optional<Bytes>> got = co_await rt::timeout(clock, wait, std::move(op));
-    if (!got || !*got) co_return std::nullopt;
+    if (!got || !*got)
+        co_return std::nullopt;
     auto decoded = bare::decode_from_bytes<proto::ToRivet>(**got);
-    if (!decoded.ok()) co_return std::nullopt;
+    if (!decoded.ok())
+        co_return std::nullopt;
     co_return std::optional<proto::ToRivet>(std::move(decoded).value());
 }
 
 std::unique_ptr<Transport> FakeEngine::create(asio::any_io_executor /*executor*/) {
     bool refuse = refuse_ > 0;
-    if (refuse) --refuse_;
-    if (!refuse) ++count_;
-    return std::make_unique<FakeTransport>(std::make_shared<FakeConnection>(), refuse, accepted_.first);
+    if (refuse)
+        --refuse_;
+    if (!refuse)
+        ++count_;
+    return std::make_unique<FakeTransport>(std::make_shared<FakeConnection>(), refuse,
+                                           accepted_.first);
 }
 
-asio::awaitable<std::shared_ptr<FakeConnection>> FakeEngine::accept(rt::Clock& clock,
-                                                                    std::chrono::milliseconds wait) {
+asio::awaitable<std::shared_ptr<FakeConnection>> FakeEngine::accept(
+    rt::Clock& clock, std::chrono::milliseconds wait) {
     auto op = accepted_.second.recv();
     auto got = co_await rt::timeout(clock, wait, std::move(op));
-    if (!got || !*got) co_return nullptr;
+    if (!got || !*got)
+        co_return nullptr;
     co_return std::move(**got);
 }
 
 proto::ToEnvoy init_message(std::int64_t lost_threshold_ms) {
-    return proto::ToEnvoy{proto::ToEnvoyInit{proto::ProtocolMetadata{lost_threshold_ms, 1'800'000, 20 * 1024 * 1024}}};
+    return proto::ToEnvoy{proto::ToEnvoyInit{
+        proto::ProtocolMetadata{lost_threshold_ms, 1'800'000, 20 * 1024 * 1024}}};
 }
 
 proto::ToEnvoy start_command(const std::string& actor_id, std::uint32_t generation,
@@ -116,16 +128,17 @@ proto::ToEnvoy start_command(const std::string& actor_id, std::uint32_t generati
     start.config.create_ts = 1'700'000'000'000;
     start.config.input = to_bytes("input");
     proto::ToEnvoyCommands commands;
-    commands.value.push_back(proto::CommandWrapper{proto::ActorCheckpoint{actor_id, generation, index},
-                                                   proto::Command{std::move(start)}});
+    commands.value.push_back(proto::CommandWrapper{
+        proto::ActorCheckpoint{actor_id, generation, index}, proto::Command{std::move(start)}});
     return proto::ToEnvoy{std::move(commands)};
 }
 
 proto::ToEnvoy stop_command(const std::string& actor_id, std::uint32_t generation,
                             std::int64_t index, proto::StopActorReason reason) {
     proto::ToEnvoyCommands commands;
-    commands.value.push_back(proto::CommandWrapper{proto::ActorCheckpoint{actor_id, generation, index},
-                                                   proto::Command{proto::CommandStopActor{reason}}});
+    commands.value.push_back(
+        proto::CommandWrapper{proto::ActorCheckpoint{actor_id, generation, index},
+                              proto::Command{proto::CommandStopActor{reason}}});
     return proto::ToEnvoy{std::move(commands)};
 }
 

@@ -2,12 +2,11 @@
 // An in-memory engine for envoy unit tests on virtual time: each connect the envoy makes becomes a
 // FakeConnection the test drives frame by frame (push ToEnvoy, read what the envoy sent).
 
+#include <boost/asio/awaitable.hpp>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "bare/codec.hpp"
 #include "envoy/transport.hpp"
@@ -41,7 +40,7 @@ struct FakeConnection {
 };
 
 class FakeEngine final : public TransportFactory {
-public:
+  public:
     std::unique_ptr<Transport> create(boost::asio::any_io_executor executor) override;
 
     // Connections in the order the envoy made them.
@@ -51,8 +50,9 @@ public:
     // The next `n` connects fail.
     void refuse_next(int n) { refuse_ = n; }
 
-private:
-    std::pair<rt::Sender<std::shared_ptr<FakeConnection>>, rt::Receiver<std::shared_ptr<FakeConnection>>>
+  private:
+    std::pair<rt::Sender<std::shared_ptr<FakeConnection>>,
+              rt::Receiver<std::shared_ptr<FakeConnection>>>
         accepted_ = rt::unbounded_channel<std::shared_ptr<FakeConnection>>();
     std::size_t count_ = 0;
     int refuse_ = 0;
@@ -64,11 +64,14 @@ boost::asio::awaitable<std::optional<T>> FakeConnection::next_of(rt::Clock& cloc
     auto deadline = clock.now() + wait;
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.now());
-        if (left.count() <= 0) co_return std::nullopt;
+        if (left.count() <= 0)
+            co_return std::nullopt;
         auto op = next(clock, left);
         std::optional<proto::ToRivet> m = co_await std::move(op);
-        if (!m) co_return std::nullopt;
-        if (auto* hit = m->get_if<T>()) co_return std::optional<T>(std::move(*hit));
+        if (!m)
+            co_return std::nullopt;
+        if (auto* hit = m->get_if<T>())
+            co_return std::optional<T>(std::move(*hit));
     }
 }
 

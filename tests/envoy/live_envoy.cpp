@@ -11,20 +11,22 @@ namespace asio = boost::asio;
 
 std::size_t LiveCallbacks::State::starts_of(const std::string& actor_id) const {
     std::size_t n = 0;
-    for (const auto& s : starts) n += s.actor_id == actor_id ? 1 : 0;
+    for (const auto& s : starts)
+        n += s.actor_id == actor_id ? 1 : 0;
     return n;
 }
 
 std::size_t LiveCallbacks::State::stops_of(const std::string& actor_id) const {
     std::size_t n = 0;
-    for (const auto& s : stops) n += s.actor_id == actor_id ? 1 : 0;
+    for (const auto& s : stops)
+        n += s.actor_id == actor_id ? 1 : 0;
     return n;
 }
 
 namespace {
 
 class LiveEchoListener final : public WebSocketListener {
-public:
+  public:
     LiveEchoListener(WebSocketSender sender, LiveCallbacks* owner)
         : sender_(std::move(sender)), owner_(owner) {}
     void on_message(WebSocketMessage message) override {
@@ -37,7 +39,7 @@ public:
         owner_->update([](LiveCallbacks::State& s) { ++s.ws_hibernations; });
     }
 
-private:
+  private:
     WebSocketSender sender_;
     LiveCallbacks* owner_;
 };
@@ -90,8 +92,16 @@ asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> LiveCallbacks::webso
 
 LiveEnvoy::LiveEnvoy(EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks)
     : work_(io_.get_executor()), clock_(io_.get_executor()) {
-    handle_.emplace(start_envoy(io_.get_executor(), clock_, std::move(config), std::move(callbacks)));
+    handle_.emplace(
+        start_envoy(io_.get_executor(), clock_, std::move(config), std::move(callbacks)));
     thread_ = std::thread([this] { io_.run(); });
+    pthread_getcpuclockid(thread_.native_handle(), &thread_clock_);
+}
+
+double LiveEnvoy::thread_cpu_seconds() const {
+    timespec ts{};
+    clock_gettime(thread_clock_, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 LiveEnvoy::~LiveEnvoy() {
@@ -113,7 +123,8 @@ void LiveEnvoy::vanish() {
         // A dead process neither drains nor closes: drop the socket and stop reconnecting.
         st.shutting_down = true;
         st.stop_requested.notify_one();
-        if (st.transport) st.transport->abort();
+        if (st.transport)
+            st.transport->abort();
         co_await h.wait_stopped();
         co_return true;
     });

@@ -3,6 +3,9 @@
 // thread; the test thread drives the engine (REST, gateway requests) with blocking calls and
 // waits on LiveCallbacks' condition variable — bounded waits on events, never sleeps.
 
+#include <pthread.h>
+#include <time.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -21,7 +24,7 @@ namespace rivetkit::envoy::testing {
 // Thread-safe recording callbacks: echo HTTP ("/big/<n>" answers n bytes) and an echoing
 // WebSocket listener ("echo:<text>").
 class LiveCallbacks final : public EnvoyCallbacks {
-public:
+  public:
     struct State {
         std::vector<ActorStart> starts;
         std::vector<ActorStop> stops;
@@ -68,14 +71,14 @@ public:
         cv_.notify_all();
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable cv_;
     State state_;
 };
 
 class LiveEnvoy {
-public:
+  public:
     LiveEnvoy(EnvoyConfig config, std::shared_ptr<EnvoyCallbacks> callbacks);
     ~LiveEnvoy();
     LiveEnvoy(const LiveEnvoy&) = delete;
@@ -96,15 +99,18 @@ public:
                                       promise->set_value(std::move(v));
                                   }
                               });
-        if (future.wait_for(timeout) != std::future_status::ready) return std::nullopt;
+        if (future.wait_for(timeout) != std::future_status::ready)
+            return std::nullopt;
         return future.get();
     }
 
     EnvoyHandle& handle() { return *handle_; }
+    // CPU time (user + system) consumed so far by the envoy's io thread.
+    double thread_cpu_seconds() const;
     // Stops the envoy without a close frame or Stopping, as a killed process would vanish.
     void vanish();
 
-private:
+  private:
     template <typename T, typename F>
     static boost::asio::awaitable<std::optional<T>> wrap(F make) {
         T value = co_await make();
@@ -116,6 +122,7 @@ private:
     rt::SteadyClock clock_;
     std::optional<EnvoyHandle> handle_;
     std::thread thread_;
+    clockid_t thread_clock_{};
 };
 
 }  // namespace rivetkit::envoy::testing

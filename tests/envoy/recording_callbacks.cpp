@@ -11,8 +11,9 @@ namespace asio = boost::asio;
 namespace {
 
 class EchoListener final : public WebSocketListener {
-public:
-    EchoListener(WebSocketSender sender, std::shared_ptr<WsLog> log, std::shared_ptr<rt::Notify> changed)
+  public:
+    EchoListener(WebSocketSender sender, std::shared_ptr<WsLog> log,
+                 std::shared_ptr<rt::Notify> changed)
         : sender_(std::move(sender)), log_(std::move(log)), changed_(std::move(changed)) {}
 
     void on_message(WebSocketMessage message) override {
@@ -30,7 +31,7 @@ public:
         changed_->notify_one();
     }
 
-private:
+  private:
     WebSocketSender sender_;
     std::shared_ptr<WsLog> log_;
     std::shared_ptr<rt::Notify> changed_;
@@ -40,7 +41,8 @@ private:
 
 Bytes pattern_bytes(std::size_t n) {
     Bytes out(n);
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>((i * 31 + 7) & 0xff);
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = static_cast<std::uint8_t>((i * 31 + 7) & 0xff);
     return out;
 }
 
@@ -94,7 +96,8 @@ asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> RecordingCallbacks::
         ++ws->opens;
     }
     changed->notify_one();
-    std::shared_ptr<WebSocketListener> listener = std::make_shared<EchoListener>(sender, ws, changed);
+    std::shared_ptr<WebSocketListener> listener =
+        std::make_shared<EchoListener>(sender, ws, changed);
     co_return listener;
 }
 
@@ -105,7 +108,8 @@ void RecordingCallbacks::on_shutdown() {
 
 std::size_t RecordingCallbacks::starts_of(const std::string& actor_id) const {
     std::size_t n = 0;
-    for (const auto& s : starts) n += s.actor_id == actor_id ? 1 : 0;
+    for (const auto& s : starts)
+        n += s.actor_id == actor_id ? 1 : 0;
     return n;
 }
 
@@ -114,7 +118,8 @@ asio::awaitable<bool> wait_until(rt::Clock& clock, rt::Notify& changed,
     auto deadline = clock.now() + timeout;
     while (!pred()) {
         std::size_t woke = co_await rt::select(changed, rt::deadline(clock, deadline));
-        if (woke == 1) co_return pred();
+        if (woke == 1)
+            co_return pred();
     }
     co_return true;
 }

@@ -2,12 +2,11 @@
 // EnvoyCallbacks for tests: records starts and stops, echoes HTTP and WebSocket traffic, and
 // wakes waiters on every change so tests wait on events, never on sleeps.
 
+#include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "envoy/callbacks.hpp"
 #include "runtime/clock.hpp"
@@ -24,7 +23,7 @@ struct WsLog {
 };
 
 class RecordingCallbacks final : public EnvoyCallbacks {
-public:
+  public:
     std::vector<ActorStart> starts;
     std::vector<ActorStop> stops;
     std::vector<HttpRequest> requests;

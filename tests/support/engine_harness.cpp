@@ -61,12 +61,15 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
     auto step = [&](const char* what) -> Status {
         io.run();
         io.restart();
-        if (ec) return harness_error("http_failed", method + " " + target + ": " + what + ": " + ec.message());
+        if (ec)
+            return harness_error("http_failed",
+                                 method + " " + target + ": " + what + ": " + ec.message());
         return {};
     };
     stream.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
                          [&](beast::error_code e) { ec = e; });
-    if (auto s = step("connect"); !s.ok()) return s.error();
+    if (auto s = step("connect"); !s.ok())
+        return s.error();
     stream.socket().set_option(tcp::no_delay(true));
     http::request<http::string_body> req;
     req.method_string(method);
@@ -74,20 +77,24 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
     req.version(11);
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
     req.set(http::field::connection, "close");
-    for (auto& [k, v] : headers) req.set(k, v);
+    for (auto& [k, v] : headers)
+        req.set(k, v);
     req.body() = std::move(body);
     req.prepare_payload();
     http::async_write(stream, req, [&](beast::error_code e, std::size_t) { ec = e; });
-    if (auto s = step("write"); !s.ok()) return s.error();
+    if (auto s = step("write"); !s.ok())
+        return s.error();
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(256ull * 1024 * 1024);
     http::async_read(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
-    if (auto s = step("read"); !s.ok()) return s.error();
+    if (auto s = step("read"); !s.ok())
+        return s.error();
     auto res = parser.release();
     HttpResult out;
     out.status = res.result_int();
-    for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    for (const auto& f : res)
+        out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     out.body = std::move(res.body());
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -111,20 +118,24 @@ Result<std::unique_ptr<EngineHarness>> EngineHarness::start(EngineOptions option
     std::unique_ptr<EngineHarness> h(new EngineHarness());
     h->options_ = std::move(options);
     std::string tmpl = (std::filesystem::temp_directory_path() / "rivetkit-engine-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) return harness_error("tmpdir", "mkdtemp failed");
+    if (::mkdtemp(tmpl.data()) == nullptr)
+        return harness_error("tmpdir", "mkdtemp failed");
     h->root_ = tmpl;
     h->guard_port_ = free_loopback_port();
     h->api_peer_port_ = free_loopback_port();
     h->metrics_port_ = free_loopback_port();
-    if (auto s = h->spawn(); !s.ok()) return s.error();
-    if (auto s = h->wait_ready(); !s.ok()) return s.error();
+    if (auto s = h->spawn(); !s.ok())
+        return s.error();
+    if (auto s = h->wait_ready(); !s.ok())
+        return s.error();
     return h;
 }
 
 EngineHarness::~EngineHarness() {
     kill_hard();
     // RIVETKIT_KEEP_ENGINE_DIR=1 keeps the data directory and engine.log for debugging.
-    if (std::getenv("RIVETKIT_KEEP_ENGINE_DIR") != nullptr) return;
+    if (std::getenv("RIVETKIT_KEEP_ENGINE_DIR") != nullptr)
+        return;
     std::error_code ignored;
     std::filesystem::remove_all(root_, ignored);
 }
@@ -137,8 +148,8 @@ Status EngineHarness::spawn() {
     const char* bin = std::getenv("RIVET_ENGINE_BIN");
     std::string binary = bin != nullptr ? bin : RIVETKIT_DEFAULT_ENGINE_BIN;
     if (::access(binary.c_str(), X_OK) != 0) {
-        return harness_error("engine_missing", "engine binary not executable: " + binary +
-                                                   " (run scripts/deps.sh)");
+        return harness_error("engine_missing",
+                             "engine binary not executable: " + binary + " (run scripts/deps.sh)");
     }
     std::vector<std::string> env = {
         "RUST_BACKTRACE=0",
@@ -157,27 +168,32 @@ Status EngineHarness::spawn() {
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__MODE=on");
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__PERCENTAGE=100");
     }
-    for (const auto& [k, v] : options_.extra_env) env.push_back(k + "=" + v);
+    for (const auto& [k, v] : options_.extra_env)
+        env.push_back(k + "=" + v);
     // RIVETKIT_ENGINE_LOG=<filter> passes a RUST_LOG filter through for debugging.
-    if (const char* filter = std::getenv("RIVETKIT_ENGINE_LOG")) env.push_back(std::string("RUST_LOG=") + filter);
+    if (const char* filter = std::getenv("RIVETKIT_ENGINE_LOG"))
+        env.push_back(std::string("RUST_LOG=") + filter);
     // Everything the child needs is prepared before fork: between fork and exec only
     // async-signal-safe calls are allowed (other threads may hold the malloc lock).
     std::string log_path = (root_ / "engine.log").string();
     int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
+    for (auto& e : env)
+        envp.push_back(e.data());
     envp.push_back(nullptr);
     std::string start = "start";
     char* argv[] = {binary.data(), start.data(), nullptr};
     pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
-        if (log_fd >= 0) ::close(log_fd);
+        if (log_fd >= 0)
+            ::close(log_fd);
         return harness_error("spawn", "fork failed");
     }
     if (pid == 0) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(1);
+        if (::getppid() != parent)
+            ::_exit(1);
         if (log_fd >= 0) {
             ::dup2(log_fd, 1);
             ::dup2(log_fd, 2);
@@ -185,7 +201,8 @@ Status EngineHarness::spawn() {
         ::execve(argv[0], argv, envp.data());
         ::_exit(127);
     }
-    if (log_fd >= 0) ::close(log_fd);
+    if (log_fd >= 0)
+        ::close(log_fd);
     pid_ = pid;
     return {};
 }
@@ -199,7 +216,8 @@ Status EngineHarness::wait_ready() {
             return harness_error("engine_died", "engine exited during start-up:\n" + log_tail());
         }
         auto r = http_request(guard_port_, "GET", "/health", {}, {}, std::chrono::seconds(2));
-        if (r.ok() && r->status == 200) return {};
+        if (r.ok() && r->status == 200)
+            return {};
         // Readiness poll: the engine has no start-up notification to wait on.
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -207,7 +225,8 @@ Status EngineHarness::wait_ready() {
 }
 
 void EngineHarness::kill_hard() {
-    if (pid_ <= 0) return;
+    if (pid_ <= 0)
+        return;
     ::kill(pid_, SIGKILL);
     int status = 0;
     ::waitpid(pid_, &status, 0);
@@ -216,7 +235,8 @@ void EngineHarness::kill_hard() {
 
 Status EngineHarness::restart() {
     kill_hard();
-    if (auto s = spawn(); !s.ok()) return s;
+    if (auto s = spawn(); !s.ok())
+        return s;
     return wait_ready();
 }
 
@@ -230,8 +250,10 @@ std::string EngineHarness::log_tail(std::size_t max) const {
 
 Result<HttpResult> EngineHarness::api(std::string method, std::string target, std::string body) {
     std::vector<std::pair<std::string, std::string>> headers;
-    if (!body.empty()) headers.emplace_back("content-type", "application/json");
-    return http_request(guard_port_, std::move(method), std::move(target), std::move(body), headers);
+    if (!body.empty())
+        headers.emplace_back("content-type", "application/json");
+    return http_request(guard_port_, std::move(method), std::move(target), std::move(body),
+                        headers);
 }
 
 Status EngineHarness::create_pool(const std::string& pool, const std::string& ns) {
@@ -241,8 +263,10 @@ Status EngineHarness::create_pool(const std::string& pool, const std::string& ns
     for (;;) {
         auto r = api("PUT", "/runner-configs/" + pool + "?namespace=" + ns,
                      R"({"datacenters":{"default":{"normal":{}}}})");
-        if (!r.ok()) return r.error();
-        if (r->status == 200) return {};
+        if (!r.ok())
+            return r.error();
+        if (r->status == 200)
+            return {};
         if (r->status < 500 || std::chrono::steady_clock::now() >= deadline) {
             return harness_error("create_pool",
                                  "status " + std::to_string(r->status) + ": " + r->body);
@@ -260,9 +284,11 @@ Result<std::string> EngineHarness::create_actor(const std::string& name, const s
                            {"runner_name_selector", pool},
                            {"crash_policy", crash_policy}};
     auto r = api("POST", "/actors?namespace=" + ns, body.dump());
-    if (!r.ok()) return r.error();
+    if (!r.ok())
+        return r.error();
     if (r->status != 200) {
-        return harness_error("create_actor", "status " + std::to_string(r->status) + ": " + r->body);
+        return harness_error("create_actor",
+                             "status " + std::to_string(r->status) + ": " + r->body);
     }
     auto json = nlohmann::json::parse(r->body, nullptr, false);
     if (json.is_discarded() || !json.contains("actor")) {

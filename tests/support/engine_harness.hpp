@@ -47,7 +47,7 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
 std::uint16_t free_loopback_port();
 
 class EngineHarness {
-public:
+  public:
     // Starts the engine and waits until GET /health answers 200.
     static Result<std::unique_ptr<EngineHarness>> start(EngineOptions options = {});
     ~EngineHarness();
@@ -63,7 +63,8 @@ public:
     Status create_pool(const std::string& pool, const std::string& ns = "default");
     // POST /actors; returns the actor id. crash_policy: restart | sleep | destroy.
     Result<std::string> create_actor(const std::string& name, const std::string& key,
-                                     const std::string& pool, const std::string& crash_policy = "sleep",
+                                     const std::string& pool,
+                                     const std::string& crash_policy = "sleep",
                                      const std::string& ns = "default");
     Result<HttpResult> api(std::string method, std::string target, std::string body = {});
 
@@ -74,7 +75,7 @@ public:
     // The last `max` bytes of the engine's log, for failure messages.
     std::string log_tail(std::size_t max = 4000) const;
 
-private:
+  private:
     EngineHarness() = default;
     Status spawn();
     Status wait_ready();

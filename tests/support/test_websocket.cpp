@@ -25,7 +25,8 @@ struct TestWebSocket::Impl {
     Status finish(const char* what) {
         io.run();
         io.restart();
-        if (ec) return Error("test_websocket", "failed", std::string(what) + ": " + ec.message());
+        if (ec)
+            return Error("test_websocket", "failed", std::string(what) + ": " + ec.message());
         return {};
     }
     void arm() { beast::get_lowest_layer(ws).expires_after(timeout); }
@@ -33,9 +34,12 @@ struct TestWebSocket::Impl {
 
 TestWebSocket::TestWebSocket(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-TestWebSocket::~TestWebSocket() { close(); }
+TestWebSocket::~TestWebSocket() {
+    close();
+}
 
-Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port, std::string target,
+Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port,
+                                                              std::string target,
                                                               std::vector<std::string> subprotocols,
                                                               std::chrono::milliseconds timeout) {
     auto impl = std::make_unique<Impl>();
@@ -43,18 +47,23 @@ Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port
     auto& t = *impl;
     t.arm();
     beast::get_lowest_layer(t.ws).async_connect(
-        tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&t](beast::error_code e) { t.ec = e; });
-    if (auto s = t.finish("connect"); !s.ok()) return s.error();
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+        [&t](beast::error_code e) { t.ec = e; });
+    if (auto s = t.finish("connect"); !s.ok())
+        return s.error();
     beast::get_lowest_layer(t.ws).socket().set_option(tcp::no_delay(true));
     std::string protocols;
-    for (const auto& p : subprotocols) protocols += (protocols.empty() ? "" : ", ") + p;
+    for (const auto& p : subprotocols)
+        protocols += (protocols.empty() ? "" : ", ") + p;
     t.ws.set_option(websocket::stream_base::decorator([protocols](websocket::request_type& req) {
-        if (!protocols.empty()) req.set(beast::http::field::sec_websocket_protocol, protocols);
+        if (!protocols.empty())
+            req.set(beast::http::field::sec_websocket_protocol, protocols);
     }));
     t.arm();
     t.ws.async_handshake("127.0.0.1:" + std::to_string(port), target,
                          [&t](beast::error_code e) { t.ec = e; });
-    if (auto s = t.finish("handshake"); !s.ok()) return s.error();
+    if (auto s = t.finish("handshake"); !s.ok())
+        return s.error();
     t.ws.text(true);
     return std::unique_ptr<TestWebSocket>(new TestWebSocket(std::move(impl)));
 }
@@ -71,12 +80,14 @@ Result<std::string> TestWebSocket::read_text() {
     beast::flat_buffer buffer;
     t.arm();
     t.ws.async_read(buffer, [&t](beast::error_code e, std::size_t) { t.ec = e; });
-    if (auto s = t.finish("read"); !s.ok()) return s.error();
+    if (auto s = t.finish("read"); !s.ok())
+        return s.error();
     return beast::buffers_to_string(buffer.cdata());
 }
 
 void TestWebSocket::close() {
-    if (!impl_ || !impl_->ws.is_open()) return;
+    if (!impl_ || !impl_->ws.is_open())
+        return;
     auto& t = *impl_;
     beast::get_lowest_layer(t.ws).expires_after(std::chrono::seconds(2));
     t.ws.async_close(websocket::close_code::normal, [&t](beast::error_code e) { t.ec = e; });

@@ -12,7 +12,7 @@
 namespace rivetkit::testing {
 
 class TestWebSocket {
-public:
+  public:
     static Result<std::unique_ptr<TestWebSocket>> connect(
         std::uint16_t port, std::string target, std::vector<std::string> subprotocols,
         std::chrono::milliseconds timeout = std::chrono::seconds(30));
@@ -23,7 +23,7 @@ public:
     Result<std::string> read_text();
     void close();
 
-private:
+  private:
     struct Impl;
     explicit TestWebSocket(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

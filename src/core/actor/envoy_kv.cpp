@@ -10,14 +10,16 @@ constexpr std::size_t kMaxPutChunkBytes = 900 * 1024;
 envoy::KvListOptions to_envoy(const ListOpts& opts) {
     envoy::KvListOptions out;
     out.reverse = opts.reverse;
-    if (opts.limit) out.limit = *opts.limit;
+    if (opts.limit)
+        out.limit = *opts.limit;
     return out;
 }
 
 std::vector<std::vector<Bytes>> chunk_keys(std::vector<Bytes> keys) {
     std::vector<std::vector<Bytes>> chunks;
     for (auto& k : keys) {
-        if (chunks.empty() || chunks.back().size() >= kApplyBatchChunkSize) chunks.emplace_back();
+        if (chunks.empty() || chunks.back().size() >= kApplyBatchChunkSize)
+            chunks.emplace_back();
         chunks.back().push_back(std::move(k));
     }
     return chunks;
@@ -47,8 +49,10 @@ Task<Result<std::vector<std::optional<Bytes>>>> EnvoyKv::batch_get(std::vector<B
     for (auto& chunk : chunk_keys(std::move(keys))) {
         auto op = envoy_.kv_get(actor_id_, std::move(chunk));
         auto values = co_await std::move(op);
-        if (!values.ok()) co_return std::move(values).error();
-        for (auto& v : *values) out.push_back(std::move(v));
+        if (!values.ok())
+            co_return std::move(values).error();
+        for (auto& v : *values)
+            out.push_back(std::move(v));
     }
     co_return out;
 }
@@ -57,7 +61,8 @@ Task<Status> EnvoyKv::batch_put(std::vector<KvEntry> entries) {
     for (auto& chunk : chunk_entries(std::move(entries))) {
         auto op = envoy_.kv_put(actor_id_, std::move(chunk));
         Status s = co_await std::move(op);
-        if (!s.ok()) co_return s;
+        if (!s.ok())
+            co_return s;
     }
     co_return Status{};
 }
@@ -66,7 +71,8 @@ Task<Status> EnvoyKv::batch_delete(std::vector<Bytes> keys) {
     for (auto& chunk : chunk_keys(std::move(keys))) {
         auto op = envoy_.kv_delete(actor_id_, std::move(chunk));
         Status s = co_await std::move(op);
-        if (!s.ok()) co_return s;
+        if (!s.ok())
+            co_return s;
     }
     co_return Status{};
 }
@@ -82,7 +88,8 @@ Task<Result<std::vector<KvEntry>>> EnvoyKv::list_prefix(Bytes prefix, ListOpts o
 }
 
 Task<Result<std::vector<KvEntry>>> EnvoyKv::list_range(Bytes start, Bytes end, ListOpts opts) {
-    auto op = envoy_.kv_list_range(actor_id_, std::move(start), std::move(end), true, to_envoy(opts));
+    auto op =
+        envoy_.kv_list_range(actor_id_, std::move(start), std::move(end), true, to_envoy(opts));
     co_return co_await std::move(op);
 }
 
@@ -90,12 +97,14 @@ Task<Status> EnvoyKv::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> 
     if (!deletes.empty()) {
         auto del = batch_delete(std::move(deletes));
         Status s = co_await std::move(del);
-        if (!s.ok()) co_return s;
+        if (!s.ok())
+            co_return s;
     }
     if (!puts.empty()) {
         auto put = batch_put(std::move(puts));
         Status s = co_await std::move(put);
-        if (!s.ok()) co_return s;
+        if (!s.ok())
+            co_return s;
     }
     co_return Status{};
 }

@@ -12,7 +12,7 @@
 namespace rivetkit::core {
 
 class EnvoyKv final : public KvBackend {
-public:
+  public:
     EnvoyKv(envoy::EnvoyHandle envoy, std::string actor_id)
         : envoy_(std::move(envoy)), actor_id_(std::move(actor_id)) {}
 
@@ -27,7 +27,7 @@ public:
     // two halves — the engine has no multi-operation request.
     Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) override;
 
-private:
+  private:
     envoy::EnvoyHandle envoy_;
     std::string actor_id_;
 };
