@@ -263,7 +263,8 @@ class ActorContext {
     // deadline. After teardown started the future is dropped at once with one WARN.
     bool wait_until(Task<void> fut) const;
     bool register_task(Task<void> fut) const;
-    // Same, with an internal keep-awake region (blocks idle sleep too).
+    // Same, optionally holding an internal keep-awake region (blocks idle sleep too). `kind` is
+    // a static label (string literal): the running work keeps the view.
     bool spawn_shutdown_task(std::string_view kind, Task<void> fut, bool keep_awake) const;
     std::size_t keep_awake_count() const noexcept { return p_->keep_awake; }
     std::size_t internal_keep_awake_count() const noexcept { return p_->internal_keep_awake; }

@@ -58,8 +58,9 @@ bool ActorContext::can_finalize_shutdown(ShutdownKind reason) const {
 
 namespace {
 
+// `kind` is always a string literal label, so a view is safe to keep in the frame.
 boost::asio::awaitable<void> run_tracked_work(WeakActorContext weak, std::uint64_t id,
-                                              std::string kind, boost::asio::awaitable<void> body,
+                                              std::string_view kind, boost::asio::awaitable<void> body,
                                               std::optional<WorkRegion> region) {
     try {
         co_await std::move(body);
@@ -90,7 +91,7 @@ bool ActorContext::spawn_shutdown_task(std::string_view kind, boost::asio::await
     std::optional<WorkRegion> region;
     if (keep_awake)
         region.emplace(p_, RegionKind::InternalKeepAwake);
-    auto handle = rt::spawn(s.executor, run_tracked_work(downgrade(), id, std::string(kind),
+    auto handle = rt::spawn(s.executor, run_tracked_work(downgrade(), id, kind,
                                                          std::move(fut), std::move(region)));
     s.shutdown_tasks.emplace(id, std::move(handle));
     signal_activity();
