@@ -36,7 +36,9 @@ if ((${#missing[@]})); then
     "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm packages, pinned. The engine ships as a prebuilt binary inside its npm package.
+# npm packages, pinned. Install scripts are skipped: nothing here needs a native build (rivetkit
+# would otherwise compile an optional sqlite3 addon for minutes), and the engine binary ships
+# inside its package. The engine ships as a prebuilt binary inside its npm package.
 npm_dir="$root/.deps/npm"
 npm_packages=(
     "@rivetkit/engine-cli@2.3.19"
@@ -52,6 +54,6 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     echo "deps: npm install ${want}" >&2
     mkdir -p "$npm_dir"
     [[ -f "$npm_dir/package.json" ]] || echo '{"name":"rivetkit-cpp-deps","private":true}' > "$npm_dir/package.json"
-    npm install --prefix "$npm_dir" --no-audit --no-fund --save-exact "${npm_packages[@]}" >&2
+    npm install --prefix "$npm_dir" --no-audit --no-fund --ignore-scripts --save-exact "${npm_packages[@]}" >&2
     echo "$want" > "$stamp"
 fi
