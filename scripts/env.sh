@@ -4,3 +4,7 @@ export RIVETKIT_ROOT
 export RIVET_ENGINE_BIN="${RIVET_ENGINE_BIN:-$RIVETKIT_ROOT/.deps/npm/node_modules/@rivetkit/engine-cli-linux-x64-musl/rivet-engine}"
 export RIVETKIT_NODE_MODULES="$RIVETKIT_ROOT/.deps/npm/node_modules"
 jobs="$(nproc 2>/dev/null || echo 2)"
+# ccache: share hits across clones and build folders (CI builds a fresh clone elsewhere).
+export CCACHE_BASEDIR="$RIVETKIT_ROOT"
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
