@@ -83,7 +83,10 @@ std::optional<std::vector<StateDelta>> decode_state_deltas_cbor(BytesView payloa
     for (const auto& entry : json) {
         if (!entry.is_object() || entry.size() != 1)
             return std::nullopt;
-        const auto& [name, value] = *entry.items().begin();
+        // Not items(): its proxy is a temporary, and a binding into it would dangle.
+        const auto it = entry.begin();
+        const std::string name = it.key();
+        const auto& value = it.value();
         if (name == "ActorState" && value.is_array()) {
             out.push_back(StateDelta::actor_state(value.get<Bytes>()));
         } else if (name == "ConnHibernation" && value.is_object()) {
