@@ -12,8 +12,10 @@ cd "$RIVETKIT_ROOT"
 
 build() {  # build <dir> <extra cmake args...>
     local dir=$1; shift
+    local start=$SECONDS
     cmake -S . -B "$dir" -G Ninja -DRIVETKIT_WERROR=ON "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
+    echo "== $dir built in $((SECONDS - start)) s (ccache $([[ -n ${CCACHE_DISABLE:-} ]] && echo off || echo on))"
 }
 
 echo "== build (release, -Werror)"
