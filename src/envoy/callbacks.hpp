@@ -22,6 +22,9 @@ class WebSocketListener {
     // The actor stopped while the socket stays open at the gateway; the listener is dropped and
     // a new one is asked for (WebSocketOpen::restoring) when the actor wakes.
     virtual void on_hibernate() {}
+    // True: this listener acks hibernatable messages itself (WebSocketSender::ack) once it has
+    // made them durable; the envoy then never acks on delivery.
+    virtual bool acks_messages() const { return false; }
 };
 
 class EnvoyCallbacks {

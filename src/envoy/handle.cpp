@@ -309,6 +309,11 @@ void WebSocketSender::send(Bytes data, bool binary) const {
         detail::send_websocket_frame(*st, id_, std::move(data), binary);
 }
 
+void WebSocketSender::ack(std::uint16_t index) const {
+    if (auto st = state_.lock())
+        detail::ack_websocket_message(*st, id_, index);
+}
+
 void WebSocketSender::close(CloseFrame frame) const {
     if (auto st = state_.lock())
         detail::close_websocket_locally(*st, id_, std::move(frame));

@@ -97,6 +97,9 @@ class WebSocketSender {
         : state_(std::move(state)), id_(id) {}
     void send(Bytes data, bool binary) const;
     void close(CloseFrame frame) const;
+    // Tells the gateway that client messages up to `index` are durable (hibernatable sockets
+    // whose listener acks_messages()); ignored for sockets that cannot hibernate.
+    void ack(std::uint16_t index) const;
     const TunnelId& id() const noexcept { return id_; }
 
   private:

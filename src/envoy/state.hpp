@@ -199,6 +199,7 @@ void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
                                     const std::vector<TunnelId>& requests);
 void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool binary);
 void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame frame);
+void ack_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t index);
 
 Error envoy_error(std::string code, std::string message);
 

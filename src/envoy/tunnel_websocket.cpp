@@ -1,6 +1,6 @@
 // Tunneled WebSockets: open (accepted or rejected by the callbacks), messages both ways, close,
 // and hibernation. A hibernatable socket acks every delivered message (the gateway buffers until
-// acked), survives a sleep of its actor — the listener is dropped, path/headers/last index kept
+// acked) unless its listener acks them itself after persisting, survives a sleep of its actor — the listener is dropped, path/headers/last index kept
 // in memory — and is re-attached when the next generation's StartActor lists it. Duplicates
 // (index ≤ last) are dropped; a gap closes the socket with 1008 ws.message_index_skip (as
 // upstream).
@@ -28,7 +28,7 @@ void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::str
 }
 
 void ack(EnvoyState& st, WsStream& ws, std::uint16_t index) {
-    if (ws.can_hibernate) {
+    if (ws.can_hibernate && !(ws.listener && ws.listener->acks_messages())) {
         send_ws(st, ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
     }
 }
@@ -176,6 +176,14 @@ void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool b
     send_ws(
         st, *it->second,
         proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessage{std::move(data), binary}});
+}
+
+void ack_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t index) {
+    auto it = st.websockets.find(id.key());
+    if (it == st.websockets.end() || it->second->hibernating || !it->second->can_hibernate)
+        return;
+    send_ws(st, *it->second,
+            proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
 }
 
 void close_websocket_locally(EnvoyState& st, const TunnelId& id, CloseFrame frame) {

@@ -2,10 +2,14 @@
 
 #include "core/actor/connection.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "base/log.hpp"
+#include "base/uuid.hpp"
 #include "core/actor/context.hpp"
+#include "runtime/timeout.hpp"
 #include "core/actor/keys.hpp"
 
 namespace rivetkit::core {
@@ -16,7 +20,8 @@ struct ConnHandle::Inner {
     Bytes state;
     bool is_hibernatable = false;
     std::optional<HibernatableConnectionMetadata> hibernation;
-    std::set<std::string> subscriptions;
+    std::set<std::string, std::less<>> subscriptions;
+    std::optional<EventSender> event_sender;
     std::optional<DisconnectHandler> disconnect_handler;
     std::optional<DisconnectHandler> transport_disconnect_handler;
     std::weak_ptr<ActorContextInner> ctx;
@@ -73,11 +78,38 @@ void ConnHandle::set_server_message_index(std::uint16_t index) const {
         p_->hibernation->server_message_index = index;
 }
 
+void ConnHandle::configure_event_sender(std::optional<EventSender> sender) const {
+    p_->event_sender = std::move(sender);
+}
+bool ConnHandle::has_event_sender() const noexcept {
+    return p_->event_sender.has_value();
+}
+Status ConnHandle::try_send(std::string_view name, const Bytes& args) const {
+    if (!p_->event_sender)
+        return errors::actor_not_configured("connection event sender");
+    return (*p_->event_sender)(name, args);
+}
+void ConnHandle::send(std::string_view name, const Bytes& args) const {
+    Status st = try_send(name, args);
+    if (!st.ok()) {
+        std::string actor_id;
+        if (auto inner = p_->ctx.lock())
+            actor_id = inner->actor_id;
+        log::warn("failed to send event to connection", {{"actor_id", actor_id},
+                                                         {"conn_id", p_->id},
+                                                         {"event_name", std::string(name)},
+                                                         {"error", st.error().to_string()}});
+    }
+}
+bool ConnHandle::is_subscribed(std::string_view event_name) const {
+    return p_->subscriptions.find(event_name) != p_->subscriptions.end();
+}
+
 bool ConnHandle::subscribe(std::string event_name) const {
     return p_->subscriptions.insert(std::move(event_name)).second;
 }
 bool ConnHandle::unsubscribe(std::string_view event_name) const {
-    auto it = p_->subscriptions.find(std::string(event_name));
+    auto it = p_->subscriptions.find(event_name);
     if (it == p_->subscriptions.end())
         return false;
     p_->subscriptions.erase(it);
@@ -293,10 +325,129 @@ ActorContext::restore_hibernatable_connections(const PreloadedKv* preload) const
             continue;
         }
         ConnHandle conn = ConnHandle::from_persisted(decoded.value());
+        self.prepare_managed_conn(conn);
         self.add_conn(conn);
         restored.push_back(std::move(conn));
     }
     co_return restored;
+}
+
+// MARK: connect, reconnect, broadcast
+
+namespace {
+
+Error callback_timed_out(std::string_view operation, std::chrono::milliseconds after) {
+    return Error("actor", "callback_timed_out",
+                 fmt::format("`{}` timed out after {} ms", operation, after.count()));
+}
+
+// Sends one connection event that carries a Reply<void> and waits for the runtime's answer.
+template <typename Event>
+boost::asio::awaitable<Status> connection_round_trip(ActorContext ctx, Event ev,
+                                                     rt::OneshotReceiver<Status> rx,
+                                                     std::string_view operation,
+                                                     std::chrono::milliseconds limit) {
+    Status sent = ctx.try_send_actor_event(ActorEvent(std::move(ev)), operation);
+    if (!sent.ok())
+        co_return sent;
+    auto answered = co_await rt::timeout(ctx.clock(), limit, rx.recv());
+    if (!answered)
+        co_return callback_timed_out(operation, limit);
+    if (!*answered)
+        co_return errors::actor_dropped_reply();
+    co_return std::move(**answered);
+}
+
+}  // namespace
+
+boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
+    ConnectOptions options) const {
+    ActorContext self = *this;
+    const ActorConfig& config = self.config();
+    ConnHandle conn(random_uuid_v4(), options.params, {}, options.is_hibernatable);
+    conn.configure_hibernation(std::move(options.hibernation));
+    self.prepare_managed_conn(conn);
+    if (options.prepare) {
+        Status prepared = options.prepare(conn);
+        if (!prepared.ok())
+            co_return std::move(prepared).error();
+    }
+
+    {
+        auto [reply, rx] = Reply<void>::make();
+        event::ConnectionPreflight ev{conn, options.params, options.request, std::move(reply)};
+        const auto limit = config.on_before_connect_timeout + config.create_conn_state_timeout;
+        Status st = co_await connection_round_trip(self, std::move(ev), std::move(rx),
+                                                   "connection_preflight", limit);
+        if (!st.ok())
+            co_return std::move(st).error();
+    }
+    self.add_conn(conn);
+    {
+        auto [reply, rx] = Reply<void>::make();
+        event::ConnectionOpen ev{conn, std::move(options.request), std::move(reply)};
+        Status st = co_await connection_round_trip(self, std::move(ev), std::move(rx),
+                                                   "connection_open", config.on_connect_timeout);
+        if (!st.ok()) {
+            self.remove_conn(conn.id());
+            co_return std::move(st).error();
+        }
+    }
+    log::debug("connection opened", {{"actor_id", self.actor_id()},
+                                     {"conn_id", conn.id()},
+                                     {"hibernatable", conn.is_hibernatable()}});
+    co_return conn;
+}
+
+Result<ConnHandle> ActorContext::reconnect_hibernatable_conn(const GatewayId& gateway_id,
+                                                             const RequestId& request_id) const {
+    for (const auto& [id, conn] : p_->conns) {
+        auto meta = conn.hibernation();
+        if (meta && meta->gateway_id == gateway_id && meta->request_id == request_id) {
+            signal_activity();
+            log::debug("hibernatable connection transport restored",
+                       {{"actor_id", p_->actor_id}, {"conn_id", id}});
+            return conn;
+        }
+    }
+    return Error("connection", "restore_not_found",
+                 "Hibernatable connection to restore was not found.");
+}
+
+void ActorContext::broadcast(std::string_view name, const Bytes& args) const {
+    for (const auto& [id, conn] : p_->conns) {
+        if (conn.is_subscribed(name) && conn.has_event_sender())
+            conn.send(name, args);
+    }
+}
+
+void ActorContext::prepare_managed_conn(const ConnHandle& conn) const {
+    WeakActorContext weak = downgrade();
+    std::string conn_id = conn.id();
+    conn.configure_disconnect_handler(
+        [weak, conn_id](std::optional<std::string> reason) -> boost::asio::awaitable<Status> {
+            auto ctx = weak.upgrade();
+            if (!ctx)
+                co_return errors::actor_not_configured("actor context");
+            WorkRegion region = ctx->region(RegionKind::DisconnectCallback);
+            auto removed = ctx->remove_conn(conn_id);
+            if (!removed) {
+                log::debug("connection disconnect skipped, already removed",
+                           {{"actor_id", ctx->actor_id()}, {"conn_id", conn_id}});
+                co_return Status{};
+            }
+            removed->clear_subscriptions();
+            removed->configure_event_sender(std::nullopt);
+            if (removed->is_hibernatable())
+                ctx->request_hibernation_transport_removal(conn_id);
+            Status sent = ctx->try_send_actor_event(event::ConnectionClosed{*removed},
+                                                    "connection_closed");
+            log::debug("connection disconnected",
+                       {{"actor_id", ctx->actor_id()},
+                        {"conn_id", conn_id},
+                        {"reason", reason.value_or("")}});
+            co_return sent;
+        });
 }
 
 }  // namespace rivetkit::core

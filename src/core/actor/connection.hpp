@@ -63,7 +63,18 @@ class ConnHandle {
     void configure_hibernation(std::optional<HibernatableConnectionMetadata> meta) const;
     void set_server_message_index(std::uint16_t index) const;
 
+    // Where this connection's events go (the actor-connect socket); HTTP connections have none.
+    // `args` is the CBOR array the client spreads into its listener.
+    using EventSender = std::function<Status(std::string_view name, const Bytes& args)>;
+    void configure_event_sender(std::optional<EventSender> sender) const;
+    bool has_event_sender() const noexcept;
+    // actor/not_configured when the connection cannot receive events.
+    Status try_send(std::string_view name, const Bytes& args) const;
+    // try_send, logging a failure instead of returning it.
+    void send(std::string_view name, const Bytes& args) const;
+
     bool subscribe(std::string event_name) const;
+    bool is_subscribed(std::string_view event_name) const;
     bool unsubscribe(std::string_view event_name) const;
     std::vector<std::string> subscriptions() const;
     void clear_subscriptions() const;

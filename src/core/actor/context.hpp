@@ -136,6 +136,16 @@ struct ActorContextInner {
     std::shared_ptr<void> vars;
 };
 
+// How a new connection is opened (ActorContext::connect_conn).
+struct ConnectOptions {
+    Bytes params;  // CBOR; empty when the client sent none
+    bool is_hibernatable = false;
+    std::optional<HibernatableConnectionMetadata> hibernation;
+    std::optional<HttpRequest> request;
+    // Runs on the new handle before the runtime sees it (transport wiring); an error aborts.
+    std::function<Status(const ConnHandle&)> prepare;
+};
+
 class ActorContext;
 
 class WeakActorContext {
@@ -316,6 +326,19 @@ class ActorContext {
     }
 
     // MARK: connections (connection.cpp)
+    // The connect path: ConnectionPreflight to the runtime (bounded by on_before_connect +
+    // create_conn_state timeouts), the connection joins the actor, then ConnectionOpen (bounded
+    // by on_connect_timeout); a failed open removes it again. actor/callback_timed_out on a
+    // timeout, the runtime's error otherwise.
+    Task<Result<ConnHandle>> connect_conn(ConnectOptions options) const;
+    // The restored hibernatable connection a re-attached socket belongs to.
+    Result<ConnHandle> reconnect_hibernatable_conn(const GatewayId& gateway_id,
+                                                   const RequestId& request_id) const;
+    // Sends the event to every connection subscribed to `name` (args: CBOR array).
+    void broadcast(std::string_view name, const Bytes& args) const;
+    // Managed disconnect: removes the connection, queues its hibernation record for deletion,
+    // and tells the runtime (ConnectionClosed) under a disconnect-callback region.
+    void prepare_managed_conn(const ConnHandle& conn) const;
     void add_conn(ConnHandle conn) const;
     std::optional<ConnHandle> remove_conn(std::string_view id) const;
     std::optional<ConnHandle> conn(std::string_view id) const;

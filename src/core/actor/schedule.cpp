@@ -10,21 +10,12 @@
 #include <random>
 
 #include "base/log.hpp"
+#include "base/uuid.hpp"
 #include "core/actor/context.hpp"
 #include "core/actor/keys.hpp"
 
 namespace rivetkit::core {
 namespace {
-
-std::string random_uuid_v4() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    std::uint64_t hi = rng();
-    std::uint64_t lo = rng();
-    hi = (hi & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;
-    lo = (lo & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
-    return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
-                       hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
-}
 
 bool event_before(const PersistedScheduleEvent& a, const PersistedScheduleEvent& b) {
     return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.event_id < b.event_id;

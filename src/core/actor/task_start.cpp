@@ -9,36 +9,13 @@
 #include <cstdlib>
 #include <random>
 
+#include "base/base64.hpp"
 #include "base/log.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/task.hpp"
 
 namespace rivetkit::core {
 namespace {
-
-std::string base64url_no_pad(const Bytes& bytes) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const unsigned v =
-            (unsigned(bytes[i]) << 16) | (unsigned(bytes[i + 1]) << 8) | bytes[i + 2];
-        for (int shift = 18; shift >= 0; shift -= 6)
-            out += kAlphabet[(v >> shift) & 63];
-    }
-    const std::size_t rest = bytes.size() - i;
-    if (rest > 0) {
-        unsigned v = unsigned(bytes[i]) << 16;
-        if (rest == 2)
-            v |= unsigned(bytes[i + 1]) << 8;
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-        if (rest == 2)
-            out += kAlphabet[(v >> 6) & 63];
-    }
-    return out;
-}
 
 Error key_error(std::string_view key, const Error& e) {
     return Error(e.group(), e.code(), "key " + std::string(key) + ": " + e.message(), e.metadata());
@@ -141,7 +118,7 @@ boost::asio::awaitable<Status> ActorTask::init_inspector_token() {
     for (auto& b : raw)
         b = static_cast<std::uint8_t>(rng());
     Bytes key = keys::to_bytes(keys::kInspectorToken);
-    Bytes token = to_bytes(base64url_no_pad(raw));
+    Bytes token = to_bytes(base64::encode_url_no_pad(raw));
     co_return co_await ctx.kv().put(std::move(key), std::move(token));
 }
 

@@ -1,0 +1,423 @@
+// CoreRegistry: tunneled WebSockets. /connect is the actor-connect protocol: Init first, then
+// ActionRequest → ActionResponse | Error (concurrent, matched by id), SubscriptionRequest, and
+// Event frames for the connection's subscriptions. /connect sockets are hibernatable: each
+// inbound message is recorded on the connection and saved before the gateway gets its ack, and a
+// restored socket keeps its connection (same id, no second Init, no second open hook).
+
+#include <boost/asio/post.hpp>
+
+#include "base/log.hpp"
+#include "core/registry/encoding.hpp"
+#include "core/registry/registry.hpp"
+#include "core/registry/routes.hpp"
+#include "runtime/channel.hpp"
+#include "runtime/spawn.hpp"
+
+namespace rivetkit::core::registry {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string lower(std::string s) {
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::optional<std::string> header_value(const envoy::Headers& headers, std::string_view name) {
+    for (const auto& [k, v] : headers) {
+        if (lower(k) == name)
+            return v;
+    }
+    return std::nullopt;
+}
+
+// The offered subprotocols, trimmed.
+std::vector<std::string> subprotocols(const envoy::Headers& headers) {
+    std::vector<std::string> out;
+    auto raw = header_value(headers, "sec-websocket-protocol");
+    if (!raw)
+        return out;
+    std::string_view rest = *raw;
+    while (!rest.empty()) {
+        auto comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        while (!item.empty() && item.front() == ' ')
+            item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ')
+            item.remove_suffix(1);
+        if (!item.empty())
+            out.emplace_back(item);
+        if (comma == std::string_view::npos)
+            break;
+        rest.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+std::optional<std::string> protocol_with_prefix(const std::vector<std::string>& protocols,
+                                                std::string_view prefix) {
+    for (const auto& p : protocols) {
+        if (p.substr(0, prefix.size()) == prefix)
+            return p.substr(prefix.size());
+    }
+    return std::nullopt;
+}
+
+// A listener for a socket that is refused after the upgrade: it sends `first` (if any) and closes.
+class ClosingListener final : public envoy::WebSocketListener {
+  public:
+    void on_message(envoy::WebSocketMessage) override {}
+    void on_close(envoy::CloseFrame) override {}
+};
+
+std::shared_ptr<envoy::WebSocketListener> closing_listener(asio::any_io_executor executor,
+                                                           envoy::WebSocketSender sender,
+                                                           std::optional<Bytes> first, bool binary,
+                                                           std::uint16_t code, std::string reason) {
+    // Posted: the envoy reports the socket open after this callback returns, and the frames must
+    // follow that.
+    asio::post(executor, [sender, first = std::move(first), binary, code,
+                          reason = std::move(reason)]() mutable {
+        if (first)
+            sender.send(std::move(*first), binary);
+        sender.close(envoy::CloseFrame{code, std::move(reason)});
+    });
+    return std::make_shared<ClosingListener>();
+}
+
+struct Inbound {
+    std::optional<envoy::WebSocketMessage> message;
+    std::optional<envoy::CloseFrame> close;
+};
+
+// Per-socket state shared by the listener, the reader loop and in-flight actions.
+struct ConnectSocket {
+    std::string actor_id;
+    WeakActorContext ctx;
+    rt::Sender<DispatchCommand> dispatch;
+    ConnHandle conn;
+    envoy::WebSocketSender sender;
+    Encoding encoding;
+    std::size_t max_incoming;
+    std::size_t max_outgoing;
+    std::optional<ActorSpecifier> actor;
+    asio::any_io_executor executor;
+
+    bool binary() const noexcept { return encoding != Encoding::Json; }
+
+    void close(std::uint16_t code, std::string reason) const {
+        sender.close(envoy::CloseFrame{code, std::move(reason)});
+    }
+
+    // Durable before acknowledged: the message index is recorded on the connection, saved with
+    // the next (immediate) save, and only then acked to the gateway.
+    asio::awaitable<bool> persist_and_ack(std::uint16_t index) const {
+        if (!conn.is_hibernatable())
+            co_return true;
+        auto live = ctx.upgrade();
+        if (!live)
+            co_return false;
+        conn.set_server_message_index(index);
+        live->request_hibernation_transport_save(conn.id());
+        Status saved = co_await live->request_save_and_wait(RequestSaveOpts{true, std::nullopt});
+        if (!saved.ok()) {
+            log::warn("failed to persist hibernatable message",
+                      {{"actor_id", actor_id},
+                       {"conn_id", conn.id()},
+                       {"error", saved.error().to_string()}});
+            co_return false;
+        }
+        sender.ack(index);
+        co_return true;
+    }
+
+    void send_frame(Bytes frame) const { sender.send(std::move(frame), binary()); }
+};
+
+asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequestFrame request,
+                                 std::uint16_t index) {
+    auto ctx = sock->ctx.upgrade();
+    if (!ctx)
+        co_return;
+    if (sock->conn.is_hibernatable() && ctx->sleep_requested()) {
+        // Left un-acked: the gateway delivers it again after the actor wakes.
+        log::debug("deferring hibernatable action while the actor is entering sleep",
+                   {{"actor_id", sock->actor_id}, {"conn_id", sock->conn.id()},
+                    {"action", request.name}});
+        co_return;
+    }
+    auto [tx, rx] = rt::oneshot<Result<Bytes>>();
+    Result<Bytes> output = errors::actor_not_ready();
+    if (sock->dispatch.send(dispatch::Action{request.name, std::move(request.args), sock->conn,
+                                             std::move(tx)})) {
+        auto got = co_await rx.recv();
+        output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
+    }
+    ctx.reset();
+    if (!output.ok() && sock->conn.is_hibernatable()) {
+        if (auto live = sock->ctx.upgrade(); live && live->sleep_requested())
+            co_return;  // redelivered after wake
+    }
+    if (!co_await sock->persist_and_ack(index)) {
+        sock->close(1011, "actor.hibernation_persist_failed");
+        co_return;
+    }
+    if (!output.ok()) {
+        sock->send_frame(encode_connect_error(sock->encoding, client_error(output.error()),
+                                              request.id, sock->actor));
+        co_return;
+    }
+    Bytes frame = encode_action_response(sock->encoding, request.id, *output);
+    if (frame.size() > sock->max_outgoing) {
+        sock->send_frame(encode_connect_error(
+            sock->encoding,
+            ClientError{"message", "outgoing_too_long", "Outgoing message too long", std::nullopt},
+            request.id, std::nullopt));
+        co_return;
+    }
+    sock->send_frame(std::move(frame));
+}
+
+asio::awaitable<Status> subscribe(std::shared_ptr<ConnectSocket> sock, std::string event_name) {
+    auto ctx = sock->ctx.upgrade();
+    if (!ctx)
+        co_return errors::actor_not_ready();
+    auto [reply, rx] = Reply<void>::make();
+    Status sent = ctx->try_send_actor_event(
+        event::SubscribeRequest{sock->conn, event_name, std::move(reply)}, "subscribe_request");
+    ctx.reset();
+    if (!sent.ok())
+        co_return sent;
+    auto got = co_await rx.recv();
+    if (!got)
+        co_return errors::actor_dropped_reply();
+    co_return std::move(*got);
+}
+
+// Messages are handled in arrival order; actions then run concurrently.
+asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receiver<Inbound> rx) {
+    while (auto item = co_await rx.recv()) {
+        if (item->close) {
+            std::optional<std::string> reason = item->close->reason;
+            Status st = co_await sock->conn.disconnect(std::move(reason));
+            if (!st.ok()) {
+                log::warn("failed to disconnect actor websocket connection",
+                          {{"actor_id", sock->actor_id},
+                           {"conn_id", sock->conn.id()},
+                           {"error", st.error().to_string()}});
+            }
+            co_return;
+        }
+        envoy::WebSocketMessage& message = *item->message;
+        if (message.data.size() > sock->max_incoming) {
+            sock->close(1011, "message.incoming_too_long");
+            continue;
+        }
+        auto decoded = decode_to_server(sock->encoding, message.data);
+        if (!decoded.ok()) {
+            log::warn("undecodable actor websocket message",
+                      {{"actor_id", sock->actor_id},
+                       {"conn_id", sock->conn.id()},
+                       {"error", decoded.error().to_string()}});
+            sock->close(1011, "actor.invalid_request");
+            continue;
+        }
+        if (auto* action = std::get_if<ActionRequestFrame>(&decoded.value())) {
+            rt::spawn(sock->executor, run_action(sock, std::move(*action), message.index));
+            continue;
+        }
+        auto& sub = std::get<SubscriptionRequestFrame>(decoded.value());
+        if (!co_await sock->persist_and_ack(message.index)) {
+            sock->close(1011, "actor.hibernation_persist_failed");
+            continue;
+        }
+        if (sub.subscribe) {
+            Status st = co_await subscribe(sock, sub.event_name);
+            if (!st.ok()) {
+                sock->close(1011, st.error().group() + "." + st.error().code());
+                continue;
+            }
+            sock->conn.subscribe(std::move(sub.event_name));
+        } else {
+            sock->conn.unsubscribe(sub.event_name);
+        }
+    }
+}
+
+class ConnectListener final : public envoy::WebSocketListener {
+  public:
+    ConnectListener(std::shared_ptr<ConnectSocket> sock, rt::Sender<Inbound> tx)
+        : sock_(std::move(sock)), tx_(std::move(tx)) {}
+
+    void on_message(envoy::WebSocketMessage message) override {
+        tx_.send(Inbound{std::move(message), std::nullopt});
+    }
+    void on_close(envoy::CloseFrame frame) override {
+        tx_.send(Inbound{std::nullopt, std::move(frame)});
+    }
+    // The actor sleeps with the socket open: the connection stays persisted; the reader stops.
+    void on_hibernate() override { sock_->conn.configure_event_sender(std::nullopt); }
+    bool acks_messages() const override { return sock_->conn.is_hibernatable(); }
+
+  private:
+    std::shared_ptr<ConnectSocket> sock_;
+    rt::Sender<Inbound> tx_;
+};
+
+void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encoding encoding,
+                    std::size_t max_outgoing) {
+    const bool binary = encoding != Encoding::Json;
+    conn.configure_event_sender([sender, encoding, binary, max_outgoing](
+                                    std::string_view name, const Bytes& args) -> Status {
+        Bytes frame = encode_event(encoding, name, args);
+        if (frame.size() > max_outgoing) {
+            sender.close(envoy::CloseFrame{1011, std::string("message.outgoing_too_long")});
+            return errors::message_outgoing_too_long();
+        }
+        sender.send(std::move(frame), binary);
+        return {};
+    });
+    conn.configure_transport_disconnect_handler(
+        [sender](std::optional<std::string> reason) -> asio::awaitable<Status> {
+            sender.close(envoy::CloseFrame{1000, reason.value_or("")});
+            co_return Status{};
+        });
+}
+
+}  // namespace
+
+bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
+    if (classify_websocket_path(open.path) == WebSocketRoute::ActorConnect)
+        return true;
+    auto it = instances_.find(open.actor_id);
+    if (it == instances_.end())
+        return false;
+    const auto& policy = it->second->factory->config().can_hibernate_websocket;
+    if (const bool* fixed = std::get_if<bool>(&policy))
+        return *fixed;
+    return false;
+}
+
+asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::websocket(
+    envoy::EnvoyHandle, envoy::WebSocketOpen open, envoy::WebSocketSender sender) {
+    auto self = shared_from_this();
+    auto admitted = admit(open.actor_id);
+    if (!admitted.ok())
+        co_return std::move(admitted).error();
+    auto instance = std::move(admitted).value();
+    switch (classify_websocket_path(open.path)) {
+        case WebSocketRoute::ActorConnect:
+            co_return co_await open_actor_connect(std::move(instance), std::move(open),
+                                                  std::move(sender));
+        case WebSocketRoute::InspectorConnect:
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                       "inspector.unsupported");
+        case WebSocketRoute::Raw:
+            break;
+    }
+    log::warn("raw websocket refused: no on_websocket handler in this host",
+              {{"actor_id", open.actor_id}, {"path", open.path}});
+    co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                               "actor.websocket_not_supported");
+}
+
+asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>
+CoreRegistry::open_actor_connect(std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
+                                 envoy::WebSocketSender sender) {
+    auto self = shared_from_this();
+    const ActorConfig& config = instance->factory->config();
+    const auto protocols = subprotocols(open.headers);
+    Encoding encoding = Encoding::Json;
+    if (auto name = protocol_with_prefix(protocols, "rivet_encoding.")) {
+        auto parsed = websocket_encoding(*name);
+        if (!parsed) {
+            log::warn("rejecting unsupported actor connect encoding",
+                      {{"actor_id", instance->actor_id}, {"encoding", *name}});
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1003,
+                                       "actor.unsupported_websocket_encoding");
+        }
+        encoding = *parsed;
+    }
+    Bytes params;
+    if (auto raw = protocol_with_prefix(protocols, "rivet_conn_params.")) {
+        auto text = percent_decode(*raw);
+        auto cbor = text ? json_text_to_cbor(*text)
+                         : Result<Bytes>(errors::protocol_invalid_http_request("conn params"));
+        if (!cbor.ok()) {
+            log::warn("invalid actor connect params", {{"actor_id", instance->actor_id}});
+            co_return errors::protocol_invalid_actor_connect_request("invalid rivet_conn_params");
+        }
+        params = std::move(cbor).value();
+    }
+
+    auto sock = std::make_shared<ConnectSocket>(ConnectSocket{
+        instance->actor_id, instance->ctx.downgrade(), instance->dispatch,
+        ConnHandle("", {}, {}, false), sender, encoding, config.max_incoming_message_size,
+        config.max_outgoing_message_size, instance->specifier(), executor_});
+
+    if (open.restoring) {
+        auto restored =
+            instance->ctx.reconnect_hibernatable_conn(open.id.gateway_id, open.id.request_id);
+        if (!restored.ok()) {
+            log::warn("failed to restore actor websocket connection",
+                      {{"actor_id", instance->actor_id}, {"error", restored.error().to_string()}});
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                       restored.error().group() + "." + restored.error().code());
+        }
+        sock->conn = std::move(restored).value();
+        wire_transport(sock->conn, sender, encoding, config.max_outgoing_message_size);
+    } else {
+        HttpRequest request;
+        request.method = "GET";
+        request.path = open.path;
+        std::map<std::string, std::string> headers;
+        for (const auto& [k, v] : open.headers)
+            headers.insert_or_assign(lower(k), v);
+        request.headers = headers;
+
+        ConnectOptions options;
+        options.params = std::move(params);
+        options.is_hibernatable = true;
+        HibernatableConnectionMetadata meta;
+        meta.gateway_id = open.id.gateway_id;
+        meta.request_id = open.id.request_id;
+        meta.request_path = open.path;
+        meta.request_headers = std::move(headers);
+        options.hibernation = std::move(meta);
+        options.request = std::move(request);
+        const std::size_t max_outgoing = config.max_outgoing_message_size;
+        options.prepare = [sender, encoding, max_outgoing](const ConnHandle& conn) {
+            wire_transport(conn, sender, encoding, max_outgoing);
+            return Status{};
+        };
+        auto connected = co_await instance->ctx.connect_conn(std::move(options));
+        if (!connected.ok()) {
+            const Error& error = connected.error();
+            log::warn("failed to establish actor websocket connection",
+                      {{"actor_id", instance->actor_id},
+                       {"group", error.group()},
+                       {"code", error.code()}});
+            Bytes frame = encode_connect_error(encoding, client_error(error), std::nullopt,
+                                               instance->specifier());
+            co_return closing_listener(executor_, std::move(sender), std::move(frame),
+                                       encoding != Encoding::Json, 1011,
+                                       error.group() + "." + error.code());
+        }
+        sock->conn = std::move(connected).value();
+        // Init goes out right after the envoy reports the socket open.
+        asio::post(executor_, [sender, frame = encode_init(encoding, instance->actor_id,
+                                                           sock->conn.id()),
+                               binary = encoding != Encoding::Json]() mutable {
+            sender.send(std::move(frame), binary);
+        });
+    }
+
+    auto [tx, rx] = rt::unbounded_channel<Inbound>();
+    rt::spawn(executor_, read_loop(sock, std::move(rx)));
+    co_return std::shared_ptr<envoy::WebSocketListener>(
+        std::make_shared<ConnectListener>(sock, std::move(tx)));
+}
+
+}  // namespace rivetkit::core::registry

@@ -1,0 +1,78 @@
+// CoreRegistry: the inspector's HTTP routes (after the bearer token was checked) and /metrics.
+
+#include <fmt/format.h>
+
+#include "core/registry/encoding.hpp"
+#include "core/registry/registry.hpp"
+#include "core/registry/routes.hpp"
+
+namespace rivetkit::core::registry {
+
+namespace asio = boost::asio;
+
+namespace {
+
+envoy::HttpResponse json_response(std::uint16_t status, std::string body) {
+    envoy::HttpResponse r;
+    r.status = status;
+    r.headers.emplace_back("content-type", "application/json");
+    r.body.assign(body.begin(), body.end());
+    return r;
+}
+
+std::string cbor_json_or_null(BytesView cbor) {
+    auto text = cbor_to_json_text(cbor);
+    return text.ok() ? std::move(text).value() : std::string("null");
+}
+
+}  // namespace
+
+asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
+    std::shared_ptr<Instance> instance, HttpRequest request, Route route) {
+    const ActorContext& ctx = instance->ctx;
+    if (request.method == "GET" && route.segment == "state") {
+        co_return json_response(
+            200, fmt::format(R"({{"state":{},"isStateEnabled":true}})", cbor_json_or_null(ctx.state())));
+    }
+    if (request.method == "GET" && route.segment == "connections") {
+        std::string list;
+        for (const auto& conn : ctx.conns()) {
+            if (!list.empty())
+                list += ',';
+            list += fmt::format(
+                R"({{"id":{},"details":{{"params":{},"state":{},"subscriptions":{},"isHibernatable":{}}}}})",
+                json_quote(conn.id()), cbor_json_or_null(conn.params()),
+                cbor_json_or_null(conn.state()), conn.subscriptions().size(),
+                conn.is_hibernatable() ? "true" : "false");
+        }
+        co_return json_response(200, "{\"connections\":[" + list + "]}");
+    }
+    if (request.method == "GET" && route.segment == "rpcs") {
+        std::string list;
+        for (const auto& action : instance->factory->config().actions) {
+            if (!list.empty())
+                list += ',';
+            list += json_quote(action.name);
+        }
+        co_return json_response(200, "{\"rpcs\":[" + list + "]}");
+    }
+    co_return json_response(
+        404, fmt::format(R"({{"group":"actor","code":"not_found","message":"Actor route '{}' was not found."}})",
+                         route.path));
+}
+
+std::string CoreRegistry::render_metrics() const {
+    std::size_t connections = 0;
+    for (const auto& [id, instance] : instances_)
+        connections += instance->ctx.conns().size();
+    return fmt::format(
+        "# HELP rivetkit_active_actors Actor generations running in this process.\n"
+        "# TYPE rivetkit_active_actors gauge\n"
+        "rivetkit_active_actors {}\n"
+        "# HELP rivetkit_active_connections Client connections open on this process's actors.\n"
+        "# TYPE rivetkit_active_connections gauge\n"
+        "rivetkit_active_connections {}\n",
+        instances_.size(), connections);
+}
+
+}  // namespace rivetkit::core::registry

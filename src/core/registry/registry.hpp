@@ -1,0 +1,125 @@
+#pragma once
+// CoreRegistry: the actor host behind one envoy. It advertises the registered actor names, runs
+// one ActorTask per started actor generation, and serves what the gateway tunnels to an actor:
+// the framework HTTP routes (/action, /queue, /health, /metadata, /, /metrics, /inspector) with
+// the client protocol's json/cbor/bare encodings, raw /request passthrough, the actor-connect
+// WebSocket (/connect) and raw /websocket passthrough.
+//
+//   auto registry = std::make_shared<CoreRegistry>(io.get_executor(), clock);
+//   registry->register_actor("counter", counter_factory);
+//   EnvoyConfig config = ...; config.prepopulate_actor_names = registry->actor_names_metadata();
+//   auto envoy = envoy::start_envoy(io.get_executor(), clock, config, registry);
+//
+// Threading: every callback arrives on the envoy's io thread; actors run on that same thread.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/actor/factory.hpp"
+#include "core/registry/encoding.hpp"
+#include "core/actor/task.hpp"
+#include "envoy/callbacks.hpp"
+#include "runtime/clock.hpp"
+#include "runtime/spawn.hpp"
+
+namespace rivetkit::core::registry {
+
+struct Route;
+
+struct RegistryOptions {
+    // Region reported in actor contexts.
+    std::string region = "local";
+};
+
+// Actor key as the engine stores it: parts joined by '/', '\' escapes, "\0" an empty part,
+// "/" the empty key.
+std::vector<std::string> parse_actor_key(std::string_view serialized);
+std::string format_actor_key(const std::vector<std::string>& key);
+
+class CoreRegistry final : public envoy::EnvoyCallbacks,
+                           public std::enable_shared_from_this<CoreRegistry> {
+  public:
+    CoreRegistry(boost::asio::any_io_executor executor, rt::Clock& clock,
+                 RegistryOptions options = {});
+    ~CoreRegistry() override;
+
+    void register_actor(std::string name, std::shared_ptr<ActorFactory> factory);
+    // name → metadata JSON, for EnvoyConfig::prepopulate_actor_names.
+    std::vector<std::pair<std::string, std::string>> actor_names_metadata() const;
+
+    // MARK: envoy callbacks
+    boost::asio::awaitable<Status> on_actor_start(envoy::EnvoyHandle handle,
+                                                  envoy::ActorStart start) override;
+    boost::asio::awaitable<Status> on_actor_stop(envoy::EnvoyHandle handle,
+                                                 envoy::ActorStop stop) override;
+    boost::asio::awaitable<envoy::HttpResponse> fetch(envoy::EnvoyHandle handle,
+                                                      envoy::HttpRequest request) override;
+    boost::asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> websocket(
+        envoy::EnvoyHandle handle, envoy::WebSocketOpen open,
+        envoy::WebSocketSender sender) override;
+    bool can_hibernate(const envoy::WebSocketOpen& open) override;
+    void on_shutdown() override;
+
+    // MARK: introspection (tests, host status)
+    std::size_t active_actor_count() const noexcept { return instances_.size(); }
+    std::optional<ActorContext> actor_context(const std::string& actor_id) const;
+
+    // One started generation. Shared by the registry and in-flight requests.
+    struct Instance {
+        std::string actor_id;
+        std::string name;
+        std::uint32_t generation = 0;
+        std::string key;  // serialized
+        ActorContext ctx;
+        std::shared_ptr<ActorFactory> factory;
+        rt::Sender<LifecycleCommand> lifecycle;
+        rt::Sender<DispatchCommand> dispatch;
+        std::optional<rt::JoinHandle<Status>> join;
+        std::optional<ShutdownKind> stopping;
+        std::size_t http_in_flight = 0;
+
+        ActorSpecifier specifier() const { return {actor_id, generation, key}; }
+    };
+
+  private:
+    class Link;
+    struct Starting;
+    template <typename T>
+    using Task = boost::asio::awaitable<T>;
+
+    Result<std::shared_ptr<Instance>> admit(const std::string& actor_id) const;
+
+    // HTTP (http.cpp)
+    Task<envoy::HttpResponse> serve_http(std::shared_ptr<Instance> instance, HttpRequest request,
+                                         Route route);
+    Task<envoy::HttpResponse> serve_action(std::shared_ptr<Instance> instance,
+                                           HttpRequest request, std::string name,
+                                           Encoding encoding, Bytes params);
+    Task<envoy::HttpResponse> serve_queue(std::shared_ptr<Instance> instance, HttpRequest request,
+                                          std::string name, Encoding encoding, Bytes params);
+    Task<envoy::HttpResponse> serve_inspector(std::shared_ptr<Instance> instance,
+                                              HttpRequest request, Route route);
+    Task<envoy::HttpResponse> serve_inspector_authorized(std::shared_ptr<Instance> instance,
+                                                         HttpRequest request, Route route);
+    std::string render_metrics() const;
+
+    // WebSockets (actor_connect.cpp)
+    Task<Result<std::shared_ptr<envoy::WebSocketListener>>> open_actor_connect(
+        std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
+        envoy::WebSocketSender sender);
+
+    boost::asio::any_io_executor executor_;
+    rt::Clock& clock_;
+    RegistryOptions options_;
+    std::map<std::string, std::shared_ptr<ActorFactory>> factories_;
+    std::map<std::string, std::shared_ptr<Instance>> instances_;
+    std::map<std::string, std::shared_ptr<Starting>> starting_;
+    std::shared_ptr<Link> link_;
+};
+
+}  // namespace rivetkit::core::registry
