@@ -167,8 +167,8 @@ Error actor_action_timed_out() {
     return {"actor", "action_timed_out", "Action timed out."};
 }
 Error actor_action_not_found(std::string_view name) {
-    return {"actor", "action_not_found", fmt::format("Action '{}' not found.", name),
-            json_object({{"name", name}})};
+    // The text rivetkit 2.3.19 answers with (verified live); no metadata.
+    return {"actor", "action_not_found", fmt::format("Action `{}` was not found.", name)};
 }
 Error actor_method_not_allowed() {
     return {"actor", "method_not_allowed", "Method not allowed."};

@@ -24,6 +24,8 @@ class [[nodiscard]] Result {
     const T& value() const& { return const_cast<Result*>(this)->checked_value(); }
     T&& value() && { return std::move(checked_value()); }
     T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T&& operator*() && { return std::move(*this).value(); }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 

@@ -38,7 +38,9 @@ void fail_pending_kv(EnvoyState& st, const Error& error) {
 asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyState> st,
                                                           std::string actor_id,
                                                           proto::KvRequestData data) {
-    if (st->stopped)
+    // Stopped, or closing with no connection left to carry the request: fail now rather than
+    // wait out the request timeout for a reconnect that will not come.
+    if (st->stopped || (st->shutting_down && !st->connected))
         co_return envoy_error("shutdown", "envoy is shut down");
     std::uint32_t id = st->next_kv_request_id++;
     proto::ToRivet message{proto::ToRivetKvRequest{actor_id, id, std::move(data)}};

@@ -329,6 +329,18 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
     co_return result;
 }
 
+void CoreRegistry::on_connect(envoy::EnvoyHandle handle) {
+    if (!link_)
+        link_ = std::make_shared<Link>(weak_from_this(), std::move(handle));
+    if (connection_observer_)
+        connection_observer_(true);
+}
+
+void CoreRegistry::on_disconnect(envoy::EnvoyHandle) {
+    if (connection_observer_)
+        connection_observer_(false);
+}
+
 void CoreRegistry::on_shutdown() {
     log::info("envoy shut down", {{"actors", static_cast<std::uint64_t>(instances_.size())}});
 }

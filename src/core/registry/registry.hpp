@@ -13,6 +13,7 @@
 // Threading: every callback arrives on the envoy's io thread; actors run on that same thread.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,7 +64,14 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
         envoy::EnvoyHandle handle, envoy::WebSocketOpen open,
         envoy::WebSocketSender sender) override;
     bool can_hibernate(const envoy::WebSocketOpen& open) override;
+    void on_connect(envoy::EnvoyHandle handle) override;
+    void on_disconnect(envoy::EnvoyHandle handle) override;
     void on_shutdown() override;
+
+    // Called (on the io thread) whenever the envoy's connection comes up or goes down.
+    void set_connection_observer(std::function<void(bool connected)> observer) {
+        connection_observer_ = std::move(observer);
+    }
 
     // MARK: introspection (tests, host status)
     std::size_t active_actor_count() const noexcept { return instances_.size(); }
@@ -120,6 +128,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     std::map<std::string, std::shared_ptr<Instance>> instances_;
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
+    std::function<void(bool)> connection_observer_;
 };
 
 }  // namespace rivetkit::core::registry

@@ -1,0 +1,184 @@
+// CoreRegistry on the real engine 2.3.19: the counter test actor served through the gateway,
+// with requests shaped exactly as the official client sends them (client-protocol.md §6).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "counter_actor.hpp"
+#include "engine_harness.hpp"
+#include "live_host.hpp"
+#include "test_websocket.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kPool = "default";
+
+std::string query_target(const std::string& path, const std::string& key) {
+    return "/gateway/counter" + path +
+           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=" + key +
+           "&rvt-crash-policy=sleep";
+}
+
+class RegistryEngine : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        auto engine = EngineHarness::start();
+        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+        engine_ = std::move(engine).value();
+        ASSERT_TRUE(engine_->create_pool(kPool).ok());
+        host_ = std::make_unique<LiveHost>(engine_->endpoint(), kPool,
+                                           [](core::registry::CoreRegistry& r) {
+                                               r.register_actor("counter", counter_factory());
+                                           });
+        ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
+    }
+    void TearDown() override {
+        host_.reset();
+        engine_.reset();
+    }
+
+    HttpResult post(const std::string& target, std::string body, std::string encoding,
+                    std::vector<std::pair<std::string, std::string>> extra = {}) {
+        extra.emplace_back("x-rivet-encoding", std::move(encoding));
+        auto r = http_request(engine_->guard_port(), "POST", target, std::move(body),
+                              std::move(extra));
+        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+        return r.ok() ? std::move(r).value() : HttpResult{};
+    }
+
+    std::unique_ptr<EngineHarness> engine_;
+    std::unique_ptr<LiveHost> host_;
+};
+
+TEST_F(RegistryEngine, HttpActionsInJsonCborAndBare) {
+    auto r = post(query_target("/action/increment", "k1"), R"({"args":[2]})", "json");
+    ASSERT_EQ(r.status, 200u) << r.body;
+    EXPECT_EQ(r.body, R"({"output":2})");
+    EXPECT_EQ(r.header("content-type").value_or(""), "application/json");
+    EXPECT_EQ(r.header("x-rivet-actor-key").value_or(""), "k1");
+    EXPECT_EQ(r.header("x-rivet-actor-generation").value_or(""), "1");
+    EXPECT_FALSE(r.header("x-rivet-actor").value_or("").empty());
+
+    const std::string cbor_body("\xb9\x00\x01\x64"
+                                "args\x81\x03",
+                                10);
+    r = post(query_target("/action/increment", "k1"), cbor_body, "cbor");
+    ASSERT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, std::string("\xa1\x66output\x05", 9));
+
+    r = post(query_target("/action/increment", "k1"), std::string("\x04\x00\x02\x81\x01", 5),
+             "bare");
+    ASSERT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, std::string("\x04\x00\x01\x06", 4));
+    EXPECT_EQ(r.header("content-type").value_or(""), "application/octet-stream");
+
+    // Non-array args are wrapped; conn params reach the action's connection.
+    r = post(query_target("/action/increment", "k1"), R"({"args":4})", "json",
+             {{"x-rivet-conn-params", R"({"user":"u1"})"}});
+    EXPECT_EQ(r.body, R"({"output":10})");
+}
+
+TEST_F(RegistryEngine, ErrorsCarryGroupCodeMessageAndStatus) {
+    auto r = post(query_target("/action/nope", "k2"), R"({"args":[]})", "json");
+    EXPECT_EQ(r.status, 404u);
+    auto body = json::parse(r.body, nullptr, false);
+    EXPECT_EQ(body["group"], "actor");
+    EXPECT_EQ(body["code"], "action_not_found");
+    EXPECT_EQ(body["message"], "Action `nope` was not found.");
+    EXPECT_EQ(body["actor"]["key"], "k2");
+
+    r = post(query_target("/action/fail", "k2"), R"({"args":[]})", "json");
+    body = json::parse(r.body, nullptr, false);
+    EXPECT_EQ(body["group"], "user");
+    EXPECT_EQ(body["code"], "deliberate_failure");
+    EXPECT_EQ(body["message"], "counter failed on purpose");
+    EXPECT_EQ(body["metadata"], json({{"reason", "test"}}));
+
+    r = post(query_target("/action/increment", "k2"), "{", "json");
+    EXPECT_EQ(r.status, 400u) << r.body;
+
+    r = post(query_target("/action/increment", "k2"), R"({"args":[1]})", "json",
+             {{"x-rivet-conn-params", "{not json"}});
+    EXPECT_EQ(r.status, 400u) << r.body;
+
+    std::string big(70'000, ' ');
+    r = post(query_target("/action/increment", "k2"), R"({"args":[1]})" + big, "json");
+    EXPECT_EQ(r.status, 400u);
+    EXPECT_EQ(json::parse(r.body, nullptr, false)["code"], "incoming_too_long");
+
+    auto get = http_request(engine_->guard_port(), "GET", query_target("/action/increment", "k2"));
+    ASSERT_TRUE(get.ok());
+    EXPECT_EQ(get->status, 405u) << get->body;
+}
+
+TEST_F(RegistryEngine, FrameworkRoutes) {
+    auto health = http_request(engine_->guard_port(), "GET", query_target("/health", "k3"));
+    ASSERT_TRUE(health.ok());
+    EXPECT_EQ(health->status, 200u);
+    EXPECT_EQ(health->body, "ok");
+    auto meta = http_request(engine_->guard_port(), "GET", query_target("/metadata", "k3"));
+    ASSERT_TRUE(meta.ok());
+    auto meta_json = json::parse(meta->body, nullptr, false);
+    EXPECT_EQ(meta_json["runtime"], "rivetkit");
+    EXPECT_EQ(meta_json["version"], "2.3.19");
+    auto root = http_request(engine_->guard_port(), "GET", query_target("/", "k3"));
+    ASSERT_TRUE(root.ok());
+    EXPECT_EQ(root->body, "This is an RivetKit actor.\n\nLearn more at https://rivetkit.org");
+    auto missing = http_request(engine_->guard_port(), "GET", query_target("/nowhere", "k3"));
+    ASSERT_TRUE(missing.ok());
+    EXPECT_EQ(missing->status, 404u);
+    EXPECT_EQ(json::parse(missing->body, nullptr, false)["code"], "not_found");
+    auto inspector = http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k3"));
+    ASSERT_TRUE(inspector.ok());
+    EXPECT_EQ(inspector->status, 401u);
+    auto raw = http_request(engine_->guard_port(), "POST", query_target("/request/foo/bar", "k3"));
+    ASSERT_TRUE(raw.ok());
+    EXPECT_EQ(raw->status, 200u);
+    EXPECT_EQ(raw->body, "POST /foo/bar");
+}
+
+TEST_F(RegistryEngine, ActorConnectJsonDeliversInitEventsBeforeReplies) {
+    auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/connect", "k4"),
+                                     {"rivet", "rivet_encoding.json"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = (*ws)->read_text();
+    ASSERT_TRUE(init.ok()) << init.error().to_string();
+    auto init_json = json::parse(*init, nullptr, false);
+    EXPECT_EQ(init_json["body"]["tag"], "Init");
+    EXPECT_FALSE(init_json["body"]["val"]["connectionId"].get<std::string>().empty());
+
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})").ok());
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","0"],"name":"increment","args":[5]}}})").ok());
+    auto first = (*ws)->read_text();
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(*first, R"({"body":{"tag":"Event","val":{"args":[5],"name":"newCount"}}})");
+    auto second = (*ws)->read_text();
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(*second, R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":5}}})");
+
+    // An HTTP action's broadcast reaches the subscribed socket too.
+    auto r = post(query_target("/action/increment", "k4"), R"({"args":[2]})", "json");
+    EXPECT_EQ(r.body, R"({"output":7})");
+    auto third = (*ws)->read_text();
+    ASSERT_TRUE(third.ok());
+    EXPECT_EQ(*third, R"({"body":{"tag":"Event","val":{"args":[7],"name":"newCount"}}})");
+
+    // Unknown action: an Error frame with the action id.
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","8"],"name":"nope","args":[]}}})").ok());
+    auto err = (*ws)->read_text();
+    ASSERT_TRUE(err.ok());
+    auto err_json = json::parse(*err, nullptr, false);
+    EXPECT_EQ(err_json["body"]["tag"], "Error");
+    EXPECT_EQ(err_json["body"]["val"]["actionId"], json::array({"$BigInt", "8"}));
+    EXPECT_EQ(err_json["body"]["val"]["code"], "action_not_found");
+    (*ws)->close();
+}
+
+}  // namespace
+}  // namespace rivetkit::testing

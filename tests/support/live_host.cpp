@@ -1,0 +1,72 @@
+#include "live_host.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+namespace rivetkit::testing {
+
+namespace asio = boost::asio;
+
+LiveHost::LiveHost(std::string endpoint, std::string pool,
+                   std::function<void(core::registry::CoreRegistry&)> setup)
+    : work_(io_.get_executor()), clock_(io_.get_executor()) {
+    registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_);
+    setup(*registry_);
+    registry_->set_connection_observer([this](bool connected) {
+        {
+            std::lock_guard lock(mutex_);
+            connected_ = connected;
+        }
+        cv_.notify_all();
+    });
+    envoy::EnvoyConfig config;
+    config.endpoint = std::move(endpoint);
+    config.pool_name = std::move(pool);
+    config.prepopulate_actor_names = registry_->actor_names_metadata();
+    handle_.emplace(envoy::start_envoy(io_.get_executor(), clock_, std::move(config), registry_));
+    thread_ = std::thread([this] { io_.run(); });
+}
+
+bool LiveHost::wait_connected(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [this] { return connected_; });
+}
+
+void LiveHost::shutdown() {
+    if (stopped_)
+        return;
+    stopped_ = true;
+    std::promise<void> done;
+    auto future = done.get_future();
+    envoy::EnvoyHandle h = *handle_;
+    asio::co_spawn(
+        io_,
+        [h]() -> asio::awaitable<void> {
+            h.shutdown(false);
+            co_await h.wait_stopped();
+        },
+        [&](std::exception_ptr) { done.set_value(); });
+    future.wait_for(std::chrono::seconds(60));
+}
+
+LiveHost::~LiveHost() {
+    if (!stopped_) {
+        std::promise<void> done;
+        auto future = done.get_future();
+        envoy::EnvoyHandle h = *handle_;
+        asio::co_spawn(
+            io_,
+            [h]() -> asio::awaitable<void> {
+                h.shutdown(true);
+                co_await h.wait_stopped();
+            },
+            [&](std::exception_ptr) { done.set_value(); });
+        future.wait_for(std::chrono::seconds(30));
+    }
+    work_.reset();
+    io_.stop();
+    thread_.join();
+}
+
+}  // namespace rivetkit::testing

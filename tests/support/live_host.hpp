@@ -1,0 +1,61 @@
+#pragma once
+// A CoreRegistry behind a real envoy, on its own io thread, for tests against the real engine.
+// The test thread drives the engine and the gateway with blocking calls.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/registry/registry.hpp"
+#include "envoy/envoy.hpp"
+#include "runtime/steady_clock.hpp"
+
+namespace rivetkit::testing {
+
+class LiveHost {
+  public:
+    // Registers actors through `setup`, then connects to `endpoint` in `pool`.
+    LiveHost(std::string endpoint, std::string pool,
+             std::function<void(core::registry::CoreRegistry&)> setup);
+    ~LiveHost();
+    LiveHost(const LiveHost&) = delete;
+    LiveHost& operator=(const LiveHost&) = delete;
+
+    // Runs f() on the io thread and returns its value.
+    template <typename F>
+    auto call(F f) -> decltype(f()) {
+        using T = decltype(f());
+        std::promise<T> promise;
+        auto future = promise.get_future();
+        boost::asio::post(io_, [&] { promise.set_value(f()); });
+        return future.get();
+    }
+
+    // Blocks until the envoy's connection is up (bounded).
+    bool wait_connected(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+    core::registry::CoreRegistry& registry() { return *registry_; }
+    envoy::EnvoyHandle handle() { return *handle_; }
+    // Graceful: the engine stops every actor (sleep), then the envoy closes.
+    void shutdown();
+
+  private:
+    boost::asio::io_context io_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    rt::SteadyClock clock_;
+    std::shared_ptr<core::registry::CoreRegistry> registry_;
+    std::optional<envoy::EnvoyHandle> handle_;
+    std::thread thread_;
+    bool stopped_ = false;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool connected_ = false;
+};
+
+}  // namespace rivetkit::testing
