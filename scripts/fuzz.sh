@@ -9,7 +9,7 @@ cd "$RIVETKIT_ROOT"
 
 dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
-targets=(envoy client persist)
+targets=(envoy client persist client_encoding)
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++-14 -DRIVETKIT_FUZZ=ON \
@@ -23,6 +23,23 @@ import fs from "node:fs";
 import path from "node:path";
 const out = process.argv[2];
 const files = { envoy: "envoy_v8.json", client: "client.json", persist: "persist.json" };
+// client_encoding: first byte selects decoder and encoding (see fuzz_client_encoding.cpp).
+{
+    const dir = path.join(out, "client_encoding");
+    fs.mkdirSync(dir, { recursive: true });
+    const seeds = {
+        "json-action": [0, Buffer.from('{"args":[1,"x",{"a":["$BigInt","9007199254740993"]}]}')],
+        "bare-action": [2, Buffer.from([4, 0, 2, 0x81, 1])],
+        "cbor-action": [1, Buffer.from([0xb9, 0, 1, 0x64, 0x61, 0x72, 0x67, 0x73, 0x81, 3])],
+        "json-frame": [6, Buffer.from('{"body":{"tag":"ActionRequest","val":{"id":["$BigInt","0"],"name":"increment","args":[5]}}}')],
+        "bare-frame": [8, Buffer.from([4, 0, 1, 8, ...Buffer.from("newCount"), 1])],
+        "json-value": [9, Buffer.from('[["$Uint8Array","AQID"],["$$x",1],{"k":null}]')],
+        "cbor-tags": [12, Buffer.from([0xc2, 0x49, 1, 0, 0, 0, 0, 0, 0, 0, 0])],
+        "path": [15, Buffer.from("/action/a%20b?x=1")],
+    };
+    for (const [name, [selector, bytes]] of Object.entries(seeds))
+        fs.writeFileSync(path.join(dir, name), Buffer.concat([Buffer.from([selector]), bytes]));
+}
 for (const [target, file] of Object.entries(files)) {
     const doc = JSON.parse(fs.readFileSync(path.join("tests/bare/vectors", file), "utf8"));
     const dir = path.join(out, target);

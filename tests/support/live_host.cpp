@@ -13,6 +13,13 @@ LiveHost::LiveHost(std::string endpoint, std::string pool,
     : work_(io_.get_executor()), clock_(io_.get_executor()) {
     registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_);
     setup(*registry_);
+    registry_->set_actor_observer([this](const std::string& actor_id, bool running) {
+        {
+            std::lock_guard lock(mutex_);
+            ++actor_events_[{actor_id, running}];
+        }
+        cv_.notify_all();
+    });
     registry_->set_connection_observer([this](bool connected) {
         {
             std::lock_guard lock(mutex_);
@@ -31,6 +38,18 @@ LiveHost::LiveHost(std::string endpoint, std::string pool,
 bool LiveHost::wait_connected(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, timeout, [this] { return connected_; });
+}
+
+bool LiveHost::wait_actor(const std::string& actor_id, bool running, std::size_t count,
+                          std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout,
+                        [&] { return actor_events_[{actor_id, running}] >= count; });
+}
+
+std::size_t LiveHost::actor_events(const std::string& actor_id, bool running) {
+    std::lock_guard lock(mutex_);
+    return actor_events_[{actor_id, running}];
 }
 
 void LiveHost::shutdown() {

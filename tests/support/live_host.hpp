@@ -6,6 +6,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <future>
 #include <memory>
@@ -40,6 +41,10 @@ class LiveHost {
 
     // Blocks until the envoy's connection is up (bounded).
     bool wait_connected(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+    // Blocks until `actor_id` has started (running) or stopped (!running) `count` times in all.
+    bool wait_actor(const std::string& actor_id, bool running, std::size_t count = 1,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
+    std::size_t actor_events(const std::string& actor_id, bool running);
     core::registry::CoreRegistry& registry() { return *registry_; }
     envoy::EnvoyHandle handle() { return *handle_; }
     // Graceful: the engine stops every actor (sleep), then the envoy closes.
@@ -56,6 +61,7 @@ class LiveHost {
     std::mutex mutex_;
     std::condition_variable cv_;
     bool connected_ = false;
+    std::map<std::pair<std::string, bool>, std::size_t> actor_events_;
 };
 
 }  // namespace rivetkit::testing

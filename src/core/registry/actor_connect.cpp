@@ -229,10 +229,6 @@ asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receive
             continue;
         }
         auto& sub = std::get<SubscriptionRequestFrame>(decoded.value());
-        if (!co_await sock->persist_and_ack(message.index)) {
-            sock->close(1011, "actor.hibernation_persist_failed");
-            continue;
-        }
         if (sub.subscribe) {
             Status st = co_await subscribe(sock, sub.event_name);
             if (!st.ok()) {
@@ -243,6 +239,9 @@ asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receive
         } else {
             sock->conn.unsubscribe(sub.event_name);
         }
+        // The saved record carries the new subscription set before the gateway hears of it.
+        if (!co_await sock->persist_and_ack(message.index))
+            sock->close(1011, "actor.hibernation_persist_failed");
     }
 }
 

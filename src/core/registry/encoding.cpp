@@ -169,7 +169,8 @@ class CborReader {
                         auto v = item(depth + 1);
                         if (!v)
                             return std::nullopt;
-                        std::string key = k->is_string() ? k->get<std::string>() : k->dump();
+                        std::string key = k->is_string() ? k->get<std::string>()
+                                                        : k->dump(-1, ' ', false, json::error_handler_t::replace);
                         out[key] = std::move(*v);
                     }
                 }

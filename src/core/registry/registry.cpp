@@ -275,6 +275,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
                                 {"name", instance->name},
                                 {"generation", static_cast<std::uint64_t>(start.generation)}});
     finish_starting();
+    if (actor_observer_)
+        actor_observer_(actor_id, true);
     co_return Status{};
 }
 
@@ -326,6 +328,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
         log::warn("actor stop failed",
                   {{"actor_id", stop.actor_id}, {"error", result.error().to_string()}});
     }
+    if (actor_observer_)
+        actor_observer_(stop.actor_id, false);
     co_return result;
 }
 

@@ -68,6 +68,10 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     void on_disconnect(envoy::EnvoyHandle handle) override;
     void on_shutdown() override;
 
+    // Called (on the io thread) after an actor generation started (true) or stopped (false).
+    void set_actor_observer(std::function<void(const std::string& actor_id, bool running)> observer) {
+        actor_observer_ = std::move(observer);
+    }
     // Called (on the io thread) whenever the envoy's connection comes up or goes down.
     void set_connection_observer(std::function<void(bool connected)> observer) {
         connection_observer_ = std::move(observer);
@@ -129,6 +133,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
     std::function<void(bool)> connection_observer_;
+    std::function<void(const std::string&, bool)> actor_observer_;
 };
 
 }  // namespace rivetkit::core::registry

@@ -182,3 +182,55 @@ TEST_F(RegistryEngine, ActorConnectJsonDeliversInitEventsBeforeReplies) {
 
 }  // namespace
 }  // namespace rivetkit::testing
+
+namespace rivetkit::testing {
+namespace {
+
+TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage) {
+    auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/connect", "k5"),
+                                     {"rivet", "rivet_encoding.json"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = (*ws)->read_text();
+    ASSERT_TRUE(init.ok());
+    auto init_json = json::parse(*init, nullptr, false);
+    const std::string actor_id = init_json["body"]["val"]["actorId"];
+    const std::string conn_id = init_json["body"]["val"]["connectionId"];
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})").ok());
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"ActionRequest","val":{"id":0,"name":"increment","args":[1]}}})").ok());
+    EXPECT_EQ(*(*ws)->read_text(), R"({"body":{"tag":"Event","val":{"args":[1],"name":"newCount"}}})");
+    EXPECT_EQ(*(*ws)->read_text(),
+              R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":1}}})");
+
+    // The actor goes to sleep while the socket stays open at the gateway.
+    auto r = post(query_target("/action/goToSleep", "k5"), R"({"args":[]})", "json");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    ASSERT_TRUE(host_->wait_actor(actor_id, false)) << "actor never stopped";
+
+    // The next client message wakes it: same connection (no new Init), subscription and state
+    // restored, the message delivered once.
+    ASSERT_TRUE((*ws)->send_text(
+        R"({"body":{"tag":"ActionRequest","val":{"id":1,"name":"increment","args":[2]}}})").ok());
+    auto first = (*ws)->read_text();
+    ASSERT_TRUE(first.ok()) << first.error().to_string() << engine_->log_tail();
+    EXPECT_EQ(*first, R"({"body":{"tag":"Event","val":{"args":[3],"name":"newCount"}}})");
+    EXPECT_EQ(*(*ws)->read_text(),
+              R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","1"],"output":3}}})");
+    EXPECT_TRUE(host_->wait_actor(actor_id, true, 2));
+    EXPECT_EQ(host_->actor_events(actor_id, true), 2u);
+    auto conns = host_->call([&] {
+        auto ctx = host_->registry().actor_context(actor_id);
+        std::vector<std::string> ids;
+        if (ctx) {
+            for (const auto& c : ctx->conns())
+                ids.push_back(c.id());
+        }
+        return ids;
+    });
+    EXPECT_EQ(conns, std::vector<std::string>{conn_id});
+    (*ws)->close();
+}
+
+}  // namespace
+}  // namespace rivetkit::testing

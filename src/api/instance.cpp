@@ -1,0 +1,114 @@
+// The untyped half of a running typed actor (InstanceCore), Conn, and the argument errors.
+
+#include <fmt/format.h>
+
+#include "core/actor/context.hpp"
+#include "rivetkit/context.hpp"
+#include "rivetkit/detail/callable.hpp"
+
+namespace rivetkit {
+
+Json Conn::params() const {
+    auto decoded = from_cbor(handle_.params());
+    if (!decoded.ok())
+        throw ErrorException(
+            errors::actor_invalid_request("connection params: " + decoded.error().message()));
+    return std::move(decoded).value();
+}
+
+namespace detail {
+
+InstanceCore::InstanceCore() = default;
+InstanceCore::~InstanceCore() = default;
+
+void InstanceCore::bind(const core::ActorContext& ctx) {
+    ctx_ = std::make_unique<core::ActorContext>(ctx);
+}
+
+const Bytes& InstanceCore::sync_state(bool request_save) {
+    if (!std::exchange(touched, false))
+        return encoded_;
+    Bytes current = encode_state();
+    if (current != encoded_) {
+        encoded_ = std::move(current);
+        dirty_ = true;
+        if (request_save)
+            ctx_->request_save({});
+    }
+    return encoded_;
+}
+
+const std::string& InstanceCore::actor_id() const {
+    return ctx_->actor_id();
+}
+const std::string& InstanceCore::name() const {
+    return ctx_->name();
+}
+const std::vector<std::string>& InstanceCore::key() const {
+    return ctx_->key();
+}
+std::int64_t InstanceCore::now_ms() const {
+    return ctx_->clock().wall_now_ms();
+}
+void InstanceCore::broadcast(std::string_view event, const Bytes& args) const {
+    ctx_->broadcast(event, args);
+}
+void InstanceCore::schedule_at(std::int64_t timestamp_ms, std::string action, Bytes args) const {
+    ctx_->at(timestamp_ms, std::move(action), std::move(args));
+}
+void InstanceCore::schedule_after(std::chrono::milliseconds delay, std::string action,
+                                  Bytes args) const {
+    ctx_->after(delay, std::move(action), std::move(args));
+}
+void InstanceCore::sleep() const {
+    ctx_->sleep().value();
+}
+void InstanceCore::destroy() const {
+    ctx_->destroy().value();
+}
+const core::Kv& InstanceCore::kv() const {
+    return ctx_->kv();
+}
+std::vector<Conn> InstanceCore::conns() const {
+    std::vector<Conn> out;
+    for (auto& handle : ctx_->conns())
+        out.emplace_back(std::move(handle));
+    return out;
+}
+
+boost::asio::awaitable<void> InstanceCore::save_state() {
+    sync_state(false);
+    // The save below asks the runtime for the state, which answers with the dirty encoding.
+    core::RequestSaveOpts opts{true, std::nullopt};
+    Status saved = co_await ctx_->request_save_and_wait(opts);
+    saved.value();
+}
+
+std::string describe_json_error(const char* what) {
+    std::string_view text(what);
+    if (!text.empty() && text.front() == '[') {
+        if (auto close = text.find("] "); close != std::string_view::npos)
+            text.remove_prefix(close + 2);
+    }
+    return std::string(text);
+}
+
+Error invalid_args(std::string_view action, std::string_view detail) {
+    return errors::actor_invalid_request(fmt::format("action `{}`: {}", action, detail));
+}
+
+Error invalid_argument(std::string_view action, std::size_t index, std::string_view detail) {
+    return invalid_args(action, fmt::format("argument {}: {}", index, detail));
+}
+
+Error invalid_arity(std::string_view action, std::size_t expected_min, std::size_t expected_max,
+                    std::size_t got) {
+    if (expected_min == expected_max)
+        return invalid_args(action, fmt::format("expected {} argument{}, got {}", expected_max,
+                                                expected_max == 1 ? "" : "s", got));
+    return invalid_args(action, fmt::format("expected {} to {} arguments, got {}", expected_min,
+                                            expected_max, got));
+}
+
+}  // namespace detail
+}  // namespace rivetkit

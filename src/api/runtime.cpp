@@ -1,0 +1,267 @@
+// The runtime behind every typed actor: one generation's ActorEvent loop, generalising the
+// hand-written tests/support/counter_actor.cpp.
+//
+// Start: snapshot → state (or create_state(input) for a new actor, then on_create), on_wake,
+// then startup_ready, so core persists the first state together with has_initialized.
+//
+// Loop invariants:
+//  - Every event's Reply is answered (a dropped one would read as actor/dropped_reply).
+//  - SerializeState is answered inline, never behind user code: core's save path (including an
+//    action's own reply_after_durable wait) needs it while user code is suspended.
+//  - User handlers run in their own coroutine, started inline: a synchronous handler finishes
+//    before the loop looks at the next event; a suspended one lets the loop go on.
+//  - After each handler the state is compared with its last encoding; a change marks it dirty
+//    and requests a debounced save.
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <exception>
+#include <functional>
+#include <utility>
+#include <variant>
+
+#include "base/log.hpp"
+#include "core/actor/factory.hpp"
+#include "rivetkit/detail/definition.hpp"
+
+namespace rivetkit::detail {
+namespace {
+
+using DefinitionPtr = std::shared_ptr<const Definition>;
+namespace event = core::event;
+
+// Makes a hook's awaitable; may itself throw (decoding its arguments).
+using MakeHook = std::function<boost::asio::awaitable<void>()>;
+
+// Runs a handler's awaitable to a Status.
+boost::asio::awaitable<Status> guarded(MakeHook make) {
+    std::exception_ptr failure;
+    try {
+        boost::asio::awaitable<void> pending = make();
+        co_await std::move(pending);
+        co_return Status{};
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    co_return error_from_exception(failure);
+}
+
+boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, InstancePtr instance,
+                                                    std::optional<core::ConnHandle> conn,
+                                                    Bytes args_cbor) {
+    auto args = from_cbor(args_cbor);
+    if (!args.ok())
+        co_return errors::actor_invalid_request("args: " + args.error().message());
+    Json args_value = args->is_null() ? Json::array() : std::move(args).value();
+    std::exception_ptr failure;
+    try {
+        boost::asio::awaitable<Json> pending =
+            entry.invoke(std::move(instance), std::move(conn), std::move(args_value));
+        Json out = co_await std::move(pending);
+        co_return to_cbor(out);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    co_return error_from_exception(failure);
+}
+
+boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
+                                        event::Action action) {
+    auto found = def->actions.find(action.name);
+    if (found == def->actions.end()) {
+        action.reply.send(errors::actor_action_not_found(action.name));
+        co_return;
+    }
+    const ActionEntry& entry = found->second;
+    Result<Bytes> result =
+        co_await invoke_action(entry, instance, std::move(action.conn), std::move(action.args));
+    instance->sync_state(true);
+    if (result.ok() && entry.options.reply_after_durable) {
+        core::RequestSaveOpts opts{true, std::nullopt};
+        Status saved = co_await instance->ctx().request_save_and_wait(opts);
+        if (!saved.ok())
+            result = std::move(saved).error();
+    }
+    action.reply.send(std::move(result));
+}
+
+// A lifecycle or connection hook; an absent (empty) hook succeeds.
+boost::asio::awaitable<void> run_hook(InstancePtr instance, MakeHook make,
+                                      std::optional<core::Reply<void>> reply) {
+    Status status;
+    if (make)
+        status = co_await guarded(std::move(make));
+    instance->sync_state(true);
+    if (reply)
+        reply->send(std::move(status));
+    else if (!status.ok())
+        log::warn("actor hook failed", {{"actor_id", instance->actor_id()},
+                                        {"error", status.error().to_string()}});
+}
+
+// Starts `work` now; it runs inline until its first suspension.
+void start(const core::ActorContext& ctx, boost::asio::awaitable<void> work) {
+    boost::asio::co_spawn(ctx.executor(), std::move(work), boost::asio::detached);
+}
+
+class Loop {
+  public:
+    Loop(DefinitionPtr def, InstancePtr instance) : def_(std::move(def)), inst_(std::move(instance)) {}
+
+    void handle(core::ActorEvent& ev) {
+        std::visit([this](auto& e) { serve(e); }, ev);
+    }
+
+  private:
+    const core::ActorContext& ctx() const { return inst_->ctx(); }
+
+    void serve(event::Action& e) { start(ctx(), run_action(def_, inst_, std::move(e))); }
+
+    void serve(event::SerializeState& e) {
+        Bytes encoded = inst_->sync_state(false);
+        std::vector<core::StateDelta> deltas;
+        if (inst_->take_dirty() || e.reason == core::SerializeStateReason::Inspector)
+            deltas.push_back(core::StateDelta::actor_state(std::move(encoded)));
+        e.reply.send(std::move(deltas));
+    }
+
+    void serve(event::ConnectionPreflight& e) {
+        const ParamsHook& hook = def_->on_before_connect;
+        MakeHook make;
+        if (hook)
+            make = [hook, instance = inst_, conn = e.conn, params = e.params]() {
+            auto decoded = from_cbor(params);
+            if (!decoded.ok())
+                throw ErrorException(errors::actor_invalid_request("connection params: " +
+                                                                   decoded.error().message()));
+            return hook(instance, conn, std::move(decoded).value());
+        };
+        start(ctx(), run_hook(inst_, std::move(make), std::move(e.reply)));
+    }
+
+    void serve(event::ConnectionOpen& e) {
+        start(ctx(), run_hook(inst_, conn_call(def_->on_connect, e.conn), std::move(e.reply)));
+    }
+
+    void serve(event::ConnectionClosed& e) {
+        start(ctx(), run_hook(inst_, conn_call(def_->on_disconnect, e.conn), std::nullopt));
+    }
+
+    void serve(event::RunGracefulCleanup& e) {
+        const Hook& hook = e.reason == core::ShutdownKind::Sleep ? def_->on_sleep : def_->on_destroy;
+        MakeHook make;
+        if (hook)
+            make = [hook, instance = inst_]() { return hook(instance); };
+        start(ctx(), run_hook(inst_, std::move(make), std::move(e.reply)));
+    }
+
+    void serve(event::SubscribeRequest& e) { e.reply.send(Status{}); }
+    void serve(event::DisconnectConn& e) { e.reply.send(Status{}); }
+
+    void serve(event::HttpRequestEv& e) {
+        core::HttpResponse response;
+        response.status = 404;
+        response.headers["content-type"] = "text/plain";
+        response.body = to_bytes("this actor does not handle raw HTTP requests");
+        e.reply.send(std::move(response));
+    }
+    void serve(event::WebSocketOpen& e) {
+        e.reply.send(errors::actor_invalid_operation("this actor does not accept raw websockets"));
+    }
+    void serve(event::QueueSend& e) {
+        e.reply.send(errors::actor_invalid_operation("this actor has no queue"));
+    }
+    void serve(event::WorkflowHistoryRequested& e) { e.reply.send(std::optional<Bytes>{}); }
+    void serve(event::WorkflowReplayRequested& e) { e.reply.send(std::optional<Bytes>{}); }
+
+    MakeHook conn_call(const ConnHook& hook, const core::ConnHandle& conn) const {
+        if (!hook)
+            return {};
+        return [hook, instance = inst_, conn]() { return hook(instance, conn); };
+    }
+
+    DefinitionPtr def_;
+    InstancePtr inst_;
+};
+
+// Loads or creates the state and runs the start hooks.
+boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr& instance,
+                                       const core::ActorStart& start_info) {
+    std::exception_ptr failure;
+    try {
+        if (start_info.snapshot) {
+            auto value = from_cbor(*start_info.snapshot);
+            if (!value.ok())
+                co_return errors::protocol_invalid_persisted_data("actor state: " +
+                                                                  value.error().message());
+            instance->load_state(*value);
+            instance->set_saved_state(*start_info.snapshot);
+        } else {
+            Json input = nullptr;
+            if (start_info.input) {
+                auto decoded = from_cbor(*start_info.input);
+                if (!decoded.ok())
+                    co_return errors::actor_invalid_request("input: " +
+                                                            decoded.error().message());
+                input = std::move(decoded).value();
+            }
+            def.create_state(*instance, input);
+            Bytes initial = instance->encode_state();
+            instance->set_saved_state(initial);
+            instance->ctx().set_state_initial(std::move(initial));
+            if (def.on_create) {
+                boost::asio::awaitable<void> pending = def.on_create(instance, std::move(input));
+                co_await std::move(pending);
+            }
+        }
+        if (def.on_wake) {
+            boost::asio::awaitable<void> pending = def.on_wake(instance);
+            co_await std::move(pending);
+        }
+        // A new actor's start-hook changes are part of the first state, which core persists
+        // with has_initialized; a woken actor's are saved like any other change.
+        if (!start_info.snapshot && instance->touched) {
+            Bytes current = instance->sync_state(false);
+            (void)instance->take_dirty();
+            instance->ctx().set_state_initial(std::move(current));
+        } else {
+            instance->sync_state(true);
+        }
+        co_return Status{};
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    co_return error_from_exception(failure);
+}
+
+boost::asio::awaitable<Status> run_generation(DefinitionPtr def, core::ActorStart start_info) {
+    InstancePtr instance = def->make_instance();
+    instance->bind(start_info.ctx);
+    Status prepared = co_await prepare(*def, instance, start_info);
+    if (start_info.startup_ready)
+        start_info.startup_ready->send(prepared);
+    if (!prepared.ok())
+        co_return prepared;
+
+    core::ActorEvents events = std::move(start_info.events);
+    Loop loop(def, instance);
+    while (auto ev = co_await events.recv())
+        loop.handle(*ev);
+    co_return Status{};
+}
+
+}  // namespace
+
+std::shared_ptr<core::ActorFactory> make_factory(std::shared_ptr<const Definition> definition) {
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : definition->actions)
+        names.push_back(name);
+    core::ActorConfig config = to_actor_config(definition->options, names);
+    core::ActorEntry entry = [definition](core::ActorStart start_info) {
+        return run_generation(definition, std::move(start_info));
+    };
+    return std::make_shared<core::ActorFactory>(
+        core::ActorFactory::with_manual_startup_ready(std::move(config), std::move(entry)));
+}
+
+}  // namespace rivetkit::detail

@@ -1,0 +1,177 @@
+// The official TypeScript client against the C++ host: each test starts the pinned engine on
+// free loopback ports with a fresh data directory, serves the counter contract from a
+// CoreRegistry in this process, and runs one scenario of tests/interop/js/client.mjs under node
+// in json, cbor and bare. The script reports what it observed; the assertions are here.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "counter_actor.hpp"
+#include "engine_harness.hpp"
+#include "live_host.hpp"
+#include "subprocess.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string node_binary() {
+    const char* bin = std::getenv("RIVET_NODE_BIN");
+    return bin != nullptr && *bin != '\0' ? bin : "node";
+}
+
+class Interop : public ::testing::TestWithParam<std::string> {
+  protected:
+    void SetUp() override {
+        auto engine = EngineHarness::start();
+        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+        engine_ = std::move(engine).value();
+        ASSERT_TRUE(engine_->create_pool("default").ok());
+        host_ = std::make_unique<LiveHost>(engine_->endpoint(), "default",
+                                           [](core::registry::CoreRegistry& r) {
+                                               r.register_actor("counter", counter_factory());
+                                           });
+        ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
+    }
+    void TearDown() override {
+        host_.reset();
+        engine_.reset();
+    }
+
+    // Runs one scenario; the parsed result line (ok == true asserted by the caller).
+    json scenario(const std::string& name, std::vector<std::string> extra = {}) {
+        std::vector<std::string> argv{node_binary(), std::string(RIVETKIT_INTEROP_JS_DIR) + "/client.mjs",
+                                      name, "--encoding", GetParam()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
+                               std::chrono::minutes(3));
+        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
+        if (!run.ok())
+            return json::object();
+        const std::string& out = run->out;
+        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+        std::string line = out.substr(last == std::string::npos ? 0 : last + 1);
+        json result = json::parse(line, nullptr, false);
+        EXPECT_FALSE(result.is_discarded()) << "stdout: " << out << "\nstderr tail: "
+                                            << run->err.substr(run->err.size() > 3000 ? run->err.size() - 3000 : 0);
+        EXPECT_EQ(result.value("ok", false), true)
+            << result.dump(2) << "\nstderr tail: "
+            << run->err.substr(run->err.size() > 3000 ? run->err.size() - 3000 : 0);
+        return result.is_discarded() ? json::object() : result;
+    }
+
+    std::unique_ptr<EngineHarness> engine_;
+    std::unique_ptr<LiveHost> host_;
+};
+
+TEST_P(Interop, GetOrCreateIncrementOverHttp) {
+    auto r = scenario("http-increment");
+    EXPECT_EQ(r["outputs"], json::array({1, 3, 6}));
+    EXPECT_EQ(r["count"], 6);
+}
+
+TEST_P(Interop, ResolveAndCallById) {
+    auto r = scenario("resolve");
+    EXPECT_TRUE(r["actorId"].is_string());
+    EXPECT_EQ(r["sameIdTwice"], true);
+    EXPECT_EQ(r["incremented"], 4);
+    EXPECT_EQ(r["countByKey"], 4);
+}
+
+TEST_P(Interop, CreateWithInput) {
+    auto r = scenario("create-input");
+    EXPECT_EQ(r["input"], json({{"start", 5}}));
+    EXPECT_EQ(r["count"], 5);
+    EXPECT_EQ(r["inputWithout"], nullptr);
+    EXPECT_EQ(r["countWithout"], 0);
+    EXPECT_EQ(r["duplicate"]["threw"], true);
+    EXPECT_EQ(r["duplicate"]["error"]["code"], "duplicate_key");
+}
+
+TEST_P(Interop, GetOfMissingActorFails) {
+    auto r = scenario("get-missing");
+    EXPECT_EQ(r["threw"], true);
+    EXPECT_EQ(r["error"]["group"], "actor");
+    EXPECT_EQ(r["error"]["code"], "not_found");
+}
+
+TEST_P(Interop, UserErrorReachesClientWithMetadata) {
+    auto r = scenario("user-error");
+    for (const char* via : {"http", "conn"}) {
+        SCOPED_TRACE(via);
+        EXPECT_EQ(r[via]["threw"], true);
+        EXPECT_EQ(r[via]["error"]["group"], "user");
+        EXPECT_EQ(r[via]["error"]["code"], "deliberate_failure");
+        EXPECT_EQ(r[via]["error"]["message"], "counter failed on purpose");
+        EXPECT_EQ(r[via]["error"]["metadata"], json({{"reason", "test"}}));
+    }
+    EXPECT_EQ(r["afterOnConn"], 1);
+}
+
+TEST_P(Interop, UnknownActionIsActionNotFound) {
+    auto r = scenario("unknown-action");
+    for (const char* via : {"http", "conn"}) {
+        SCOPED_TRACE(via);
+        EXPECT_EQ(r[via]["threw"], true);
+        EXPECT_EQ(r[via]["error"]["group"], "actor");
+        EXPECT_EQ(r[via]["error"]["code"], "action_not_found");
+        EXPECT_EQ(r[via]["error"]["message"], "Action `nope` was not found.");
+    }
+    EXPECT_EQ(r["afterOnConn"], 1);
+}
+
+TEST_P(Interop, EventsReachSubscribedConnectionsBeforeTheReply) {
+    auto r = scenario("events");
+    EXPECT_EQ(r["value"], 3);
+    EXPECT_EQ(r["bGotEvent"], true);
+    EXPECT_EQ(r["seen"]["A"], json::array({"event:3", "reply:3"}));
+    EXPECT_EQ(r["seen"]["B"], json::array({"event:3", "reply:3"}));
+    EXPECT_EQ(r["seen"]["C"], json::array({"reply:3"}));
+}
+
+TEST_P(Interop, SleepsAndWakesWithStateIntact) {
+    auto r = scenario("sleep-wake");
+    EXPECT_EQ(r["before"], 7);
+    EXPECT_EQ(r["sleepObserved"], true);
+    EXPECT_EQ(r["countAfterWake"], 7);
+    EXPECT_EQ(r["sameActorId"], true);
+    EXPECT_EQ(r["generationBefore"], 1);
+    EXPECT_EQ(r["generationAfter"], 2);
+}
+
+TEST_P(Interop, DestroyThenGetOrCreateStartsFresh) {
+    auto r = scenario("destroy-fresh");
+    EXPECT_EQ(r["before"], 11);
+    EXPECT_EQ(r["destroyObserved"], true);
+    EXPECT_EQ(r["countAfter"], 0);
+    EXPECT_EQ(r["newIdDiffers"], true);
+}
+
+TEST_P(Interop, HibernatableConnectionSurvivesSleep) {
+    auto r = scenario("hibernate");
+    EXPECT_EQ(r["sleepObserved"], true);
+    EXPECT_EQ(r["closed"], false);
+    EXPECT_EQ(r["sameConnId"], true);
+    EXPECT_EQ(r["eventAfterWake"], true);
+    EXPECT_EQ(r["countAfter"], 2);
+    EXPECT_EQ(r["generationAfter"], 2);
+}
+
+TEST_P(Interop, HundredConnectionsReceiveEveryBroadcast) {
+    auto r = scenario("fanout");
+    EXPECT_EQ(r["replyReceived"], true);
+    EXPECT_EQ(r["reply"], 1000);
+    EXPECT_EQ(r["exactConns"], 100) << r["notExact"].dump();
+    EXPECT_EQ(r["totalReceived"], 100'000);
+    EXPECT_EQ(r["totalDuplicates"], 0);
+    EXPECT_EQ(r["totalLost"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Encodings, Interop, ::testing::Values("json", "cbor", "bare"),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace rivetkit::testing
