@@ -263,8 +263,13 @@ Status EngineHarness::create_pool(const std::string& pool, const std::string& ns
     for (;;) {
         auto r = api("PUT", "/runner-configs/" + pool + "?namespace=" + ns,
                      R"({"datacenters":{"default":{"normal":{}}}})");
-        if (!r.ok())
-            return r.error();
+        if (!r.ok()) {
+            // The API port can still refuse or reset connections right after /health answers.
+            if (std::chrono::steady_clock::now() >= deadline)
+                return r.error();
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
         if (r->status == 200)
             return {};
         if (r->status < 500 || std::chrono::steady_clock::now() >= deadline) {
