@@ -95,8 +95,8 @@ boost::asio::awaitable<void> run_hook(InstancePtr instance, MakeHook make,
     if (reply)
         reply->send(std::move(status));
     else if (!status.ok())
-        log::warn("actor hook failed", {{"actor_id", instance->actor_id()},
-                                        {"error", status.error().to_string()}});
+        log::warn("actor hook failed",
+                  {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
 }
 
 // Starts `work` now; it runs inline until its first suspension.
@@ -106,7 +106,8 @@ void start(const core::ActorContext& ctx, boost::asio::awaitable<void> work) {
 
 class Loop {
   public:
-    Loop(DefinitionPtr def, InstancePtr instance) : def_(std::move(def)), inst_(std::move(instance)) {}
+    Loop(DefinitionPtr def, InstancePtr instance)
+        : def_(std::move(def)), inst_(std::move(instance)) {}
 
     void handle(core::ActorEvent& ev) {
         std::visit([this](auto& e) { serve(e); }, ev);
@@ -130,12 +131,12 @@ class Loop {
         MakeHook make;
         if (hook)
             make = [hook, instance = inst_, conn = e.conn, params = e.params]() {
-            auto decoded = from_cbor(params);
-            if (!decoded.ok())
-                throw ErrorException(errors::actor_invalid_request("connection params: " +
-                                                                   decoded.error().message()));
-            return hook(instance, conn, std::move(decoded).value());
-        };
+                auto decoded = from_cbor(params);
+                if (!decoded.ok())
+                    throw ErrorException(errors::actor_invalid_request("connection params: " +
+                                                                       decoded.error().message()));
+                return hook(instance, conn, std::move(decoded).value());
+            };
         start(ctx(), run_hook(inst_, std::move(make), std::move(e.reply)));
     }
 
@@ -148,7 +149,8 @@ class Loop {
     }
 
     void serve(event::RunGracefulCleanup& e) {
-        const Hook& hook = e.reason == core::ShutdownKind::Sleep ? def_->on_sleep : def_->on_destroy;
+        const Hook& hook =
+            e.reason == core::ShutdownKind::Sleep ? def_->on_sleep : def_->on_destroy;
         MakeHook make;
         if (hook)
             make = [hook, instance = inst_]() { return hook(instance); };
@@ -201,8 +203,7 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
             if (start_info.input) {
                 auto decoded = from_cbor(*start_info.input);
                 if (!decoded.ok())
-                    co_return errors::actor_invalid_request("input: " +
-                                                            decoded.error().message());
+                    co_return errors::actor_invalid_request("input: " + decoded.error().message());
                 input = std::move(decoded).value();
             }
             def.create_state(*instance, input);

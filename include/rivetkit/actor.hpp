@@ -1,0 +1,252 @@
+#pragma once
+// rivetkit::Actor<State>: a typed actor definition, upstream's `actor({ state, actions, onWake,
+// ... })` in C++.
+//
+//   struct CounterState { std::int64_t count = 0; };
+//   NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CounterState, count)
+//
+//   auto counter = rivetkit::Actor<CounterState>()
+//       .action("increment", [](rivetkit::ActionContext<CounterState>& c, std::int64_t amount) {
+//           c.state().count += amount;
+//           c.broadcast("newCount", c.state().count);
+//           return c.state().count;
+//       })
+//       .action("getCount", [](rivetkit::ActionContext<CounterState>& c) {
+//           return std::as_const(c).state().count;
+//       });
+//   registry.register_actor("counter", counter.factory());
+//
+// State is any type with nlohmann to_json/from_json; it is stored as the CBOR of its JSON form
+// (a map for a struct, as upstream stores `c.state`). Action parameters after the context are
+// decoded from the client's args array with nlohmann `get<T>()` (trailing std::optional
+// parameters may be omitted; integers must be integers in range); a mismatch answers
+// actor/invalid_request naming the zero-based argument position. Results are encoded with
+// nlohmann; a handler may return void, a value, Result<T>, or boost::asio::awaitable of those.
+// Handlers must spell out their parameter types (no generic lambdas).
+//
+// Concurrency: one actor runs on one thread. A synchronous action runs to completion before the
+// next event is looked at; a coroutine action runs until it suspends, and other events are
+// served meanwhile, as in upstream's JS runtime.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "rivetkit/context.hpp"
+#include "rivetkit/detail/callable.hpp"
+#include "rivetkit/detail/definition.hpp"
+#include "rivetkit/error.hpp"
+#include "rivetkit/options.hpp"
+#include "rivetkit/value.hpp"
+
+namespace rivetkit {
+
+template <typename State>
+class Actor {
+  public:
+    using Context = ActorContext<State>;
+    using Action = ActionContext<State>;
+
+    Actor() {
+        def_.make_instance = [] { return std::make_shared<detail::Instance<State>>(); };
+        def_.create_state = [](detail::InstanceCore& instance, const Json&) {
+            as_typed(instance).state = State{};
+        };
+    }
+
+    // The first state of every new actor (upstream's `state: {...}`).
+    Actor& state(State initial) {
+        def_.create_state = [initial = std::move(initial)](detail::InstanceCore& instance,
+                                                           const Json&) {
+            as_typed(instance).state = initial;
+        };
+        return *this;
+    }
+
+    // The first state computed from the actor's input: `State(Input input)`, Input decoded from
+    // the creation input (null when none was given; take `const Json&` to see it raw).
+    template <typename F>
+    Actor& create_state(F fn) {
+        using Input =
+            std::remove_cvref_t<std::tuple_element_t<0, typename detail::SignatureOf<F>::args>>;
+        def_.create_state = [fn = std::move(fn)](detail::InstanceCore& instance,
+                                                 const Json& input) {
+            auto decoded = detail::decode_value<Input>(input);
+            if (!decoded.ok())
+                throw ErrorException(
+                    errors::actor_invalid_request("input: " + decoded.error().message()));
+            as_typed(instance).state = fn(std::move(decoded).value());
+        };
+        return *this;
+    }
+
+    // New actors only, after the state was created: `(Context&)` or `(Context&, const Json&
+    // input)`.
+    template <typename F>
+    Actor& on_create(F fn) {
+        def_.on_create = [fn = std::move(fn)](detail::InstancePtr instance, Json input) {
+            if constexpr (std::is_invocable_v<F&, Context&>) {
+                return call_hook(fn, std::move(instance));
+            } else {
+                return call_hook(fn, std::move(instance), std::move(input));
+            }
+        };
+        return *this;
+    }
+    // Every generation start, new or woken, before the first action: `(Context&)`.
+    template <typename F>
+    Actor& on_wake(F fn) {
+        def_.on_wake = hook(std::move(fn));
+        return *this;
+    }
+    // Before sleeping (and before on_destroy's counterpart, destroy): `(Context&)`.
+    template <typename F>
+    Actor& on_sleep(F fn) {
+        def_.on_sleep = hook(std::move(fn));
+        return *this;
+    }
+    template <typename F>
+    Actor& on_destroy(F fn) {
+        def_.on_destroy = hook(std::move(fn));
+        return *this;
+    }
+
+    // `(Context&, Params params)`, Params decoded from the connection params; throw (e.g.
+    // UserError) to refuse the connection.
+    template <typename F>
+    Actor& on_before_connect(F fn) {
+        using Params =
+            std::remove_cvref_t<std::tuple_element_t<1, typename detail::SignatureOf<F>::args>>;
+        def_.on_before_connect = [fn = std::move(fn)](detail::InstancePtr instance,
+                                                      core::ConnHandle, Json params) {
+            auto decoded = detail::decode_value<Params>(params);
+            if (!decoded.ok())
+                throw ErrorException(errors::actor_invalid_request("connection params: " +
+                                                                   decoded.error().message()));
+            return call_hook(fn, std::move(instance), std::move(decoded).value());
+        };
+        return *this;
+    }
+    // `(Context&, Conn& conn)` once the connection joined / after it left.
+    template <typename F>
+    Actor& on_connect(F fn) {
+        def_.on_connect = conn_hook(std::move(fn));
+        return *this;
+    }
+    template <typename F>
+    Actor& on_disconnect(F fn) {
+        def_.on_disconnect = conn_hook(std::move(fn));
+        return *this;
+    }
+
+    // `(Action& c, Args... args) -> R`, R as described above.
+    template <typename F>
+    Actor& action(std::string name, F fn, ActionOptions options = {}) {
+        using Sig = detail::SignatureOf<F>;
+        static_assert(std::tuple_size_v<typename Sig::args> >= 1 &&
+                          std::is_same_v<std::tuple_element_t<0, typename Sig::args>, Action&>,
+                      "an action takes ActionContext<State>& first");
+        using Params = typename detail::DropFirst<typename Sig::args>::type;
+        detail::ActionEntry entry;
+        entry.invoke = [fn = std::move(fn), name](detail::InstancePtr instance,
+                                                  std::optional<core::ConnHandle> conn, Json args) {
+            return invoke_action<F, Params>(fn, name, std::move(instance), std::move(conn),
+                                            std::move(args));
+        };
+        entry.options = options;
+        def_.actions.insert_or_assign(std::move(name), std::move(entry));
+        return *this;
+    }
+
+    Actor& options(ActorOptions options) {
+        def_.options = std::move(options);
+        return *this;
+    }
+
+    // The core factory to register (CoreRegistry::register_actor). Later builder calls do not
+    // change factories already made.
+    std::shared_ptr<core::ActorFactory> factory() const {
+        return detail::make_factory(std::make_shared<const detail::Definition>(def_));
+    }
+
+  private:
+    static detail::Instance<State>& as_typed(detail::InstanceCore& instance) {
+        return static_cast<detail::Instance<State>&>(instance);
+    }
+    static std::shared_ptr<detail::Instance<State>> typed(detail::InstancePtr instance) {
+        return std::static_pointer_cast<detail::Instance<State>>(std::move(instance));
+    }
+
+    // Runs a hook `fn(Context&, extra...)`. Parameters are taken by value: they live in the
+    // coroutine frame for as long as a suspended user coroutine may refer to them.
+    template <typename F, typename... Extra>
+    static boost::asio::awaitable<void> call_hook(F fn, detail::InstancePtr instance,
+                                                  Extra... extra) {
+        Context c(typed(instance));
+        using R = std::invoke_result_t<F&, Context&, Extra&...>;
+        if constexpr (detail::Awaited<R>::is_async) {
+            R pending = fn(c, extra...);
+            co_await std::move(pending);
+        } else {
+            fn(c, extra...);
+        }
+        if (c.touched())
+            instance->touched = true;
+    }
+
+    template <typename F>
+    static detail::Hook hook(F fn) {
+        return [fn = std::move(fn)](detail::InstancePtr instance) {
+            return call_hook(fn, std::move(instance));
+        };
+    }
+    template <typename F>
+    static detail::ConnHook conn_hook(F fn) {
+        return [fn = std::move(fn)](detail::InstancePtr instance, core::ConnHandle handle) {
+            return call_hook(fn, std::move(instance), Conn(std::move(handle)));
+        };
+    }
+
+    template <typename F, typename Params>
+    static boost::asio::awaitable<Json> invoke_action(F fn, std::string name,
+                                                      detail::InstancePtr instance,
+                                                      std::optional<core::ConnHandle> conn,
+                                                      Json args) {
+        auto decoded = detail::decode_args<Params>(name, args);
+        if (!decoded.ok())
+            throw ErrorException(std::move(decoded).error());
+        std::optional<Conn> caller;
+        if (conn)
+            caller.emplace(std::move(*conn));
+        Action c(typed(instance), std::move(caller));
+        using R = typename detail::SignatureOf<F>::result;
+        using Value = typename detail::Awaited<R>::type;
+        auto call = [&](auto&... a) -> R { return fn(c, std::move(a)...); };
+        Json out;
+        if constexpr (detail::Awaited<R>::is_async) {
+            R pending = std::apply(call, decoded.value());
+            if constexpr (std::is_void_v<Value>) {
+                co_await std::move(pending);
+            } else {
+                Value value = co_await std::move(pending);
+                out = detail::result_to_json(std::move(value));
+            }
+        } else if constexpr (std::is_void_v<Value>) {
+            std::apply(call, decoded.value());
+        } else {
+            out = detail::result_to_json(std::apply(call, decoded.value()));
+        }
+        if (c.touched())
+            instance->touched = true;
+        co_return out;
+    }
+
+    detail::Definition def_;
+};
+
+}  // namespace rivetkit

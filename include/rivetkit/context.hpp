@@ -1,0 +1,189 @@
+#pragma once
+// The contexts a typed actor's actions and hooks receive: ActorContext<State> (state, events,
+// scheduling, sleep/destroy, KV, connections) and ActionContext<State> (plus the calling
+// connection). Both are cheap views on one running actor instance and live for one call.
+//
+// State changes are found by comparison: a handler that took a mutable state() reference has
+// its state re-encoded when it returns, and a changed encoding marks the state dirty and asks
+// core for a (debounced) save. Nothing needs to be reported by hand.
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "core/actor/connection.hpp"
+#include "core/actor/kv.hpp"
+#include "rivetkit/value.hpp"
+
+namespace rivetkit {
+
+namespace core {
+class ActorContext;
+}
+
+// One client connection.
+class Conn {
+  public:
+    explicit Conn(core::ConnHandle handle) : handle_(std::move(handle)) {}
+
+    const std::string& id() const noexcept { return handle_.id(); }
+    // The params the client connected with; null when it sent none. Throws ErrorException
+    // (actor/invalid_request) when they are not valid CBOR.
+    Json params() const;
+    template <typename T>
+    T params_as() const {
+        return params().template get<T>();
+    }
+    // Sends event `name` with `args` to this connection only (logged, not thrown, on failure).
+    template <typename... Args>
+    void send(std::string_view name, const Args&... args) const {
+        handle_.send(name, cbor_args(args...));
+    }
+    const core::ConnHandle& handle() const noexcept { return handle_; }
+
+  private:
+    core::ConnHandle handle_;
+};
+
+namespace detail {
+
+// The untyped part of a running actor: its core context and the state bookkeeping. Defined in
+// src/api so the public headers stay free of core's context and runtime headers.
+class InstanceCore {
+  public:
+    InstanceCore();
+    virtual ~InstanceCore();
+    InstanceCore(const InstanceCore&) = delete;
+    InstanceCore& operator=(const InstanceCore&) = delete;
+
+    void bind(const core::ActorContext& ctx);
+    const core::ActorContext& ctx() const { return *ctx_; }
+
+    // Set whenever a handler takes a mutable state reference; cleared by sync_state().
+    bool touched = false;
+    // Re-encodes the state if touched; a changed encoding marks it dirty and, with
+    // `request_save`, asks core for a save. Returns the current encoding.
+    const Bytes& sync_state(bool request_save);
+    // Installs the state's encoding as saved (a snapshot loaded, or the initial state).
+    void set_saved_state(Bytes cbor) { encoded_ = std::move(cbor); }
+    // Whether the state changed since the last take_dirty().
+    bool take_dirty() noexcept { return std::exchange(dirty_, false); }
+
+    virtual Bytes encode_state() const = 0;
+    virtual void load_state(const Json& value) = 0;
+
+    // Helpers behind the typed contexts.
+    const std::string& actor_id() const;
+    const std::string& name() const;
+    const std::vector<std::string>& key() const;
+    std::int64_t now_ms() const;
+    void broadcast(std::string_view name, const Bytes& args) const;
+    void schedule_at(std::int64_t timestamp_ms, std::string action, Bytes args) const;
+    void schedule_after(std::chrono::milliseconds delay, std::string action, Bytes args) const;
+    void sleep() const;
+    void destroy() const;
+    const core::Kv& kv() const;
+    std::vector<Conn> conns() const;
+    boost::asio::awaitable<void> save_state();
+
+  private:
+    std::unique_ptr<core::ActorContext> ctx_;
+    Bytes encoded_;
+    bool dirty_ = false;
+};
+
+template <typename State>
+class Instance final : public InstanceCore {
+  public:
+    State state{};
+
+    Bytes encode_state() const override {
+        const Json value = state;
+        return to_cbor(value);
+    }
+    void load_state(const Json& value) override { state = value.get<State>(); }
+};
+
+}  // namespace detail
+
+template <typename State>
+class ActorContext {
+  public:
+    explicit ActorContext(std::shared_ptr<detail::Instance<State>> instance)
+        : instance_(std::move(instance)) {}
+
+    // Mutable access: whatever the handler changes through it is saved.
+    State& state() {
+        touched_ = true;
+        instance_->touched = true;
+        return instance_->state;
+    }
+    const State& state() const { return instance_->state; }
+
+    const std::string& actor_id() const { return instance_->actor_id(); }
+    const std::string& name() const { return instance_->name(); }
+    const std::vector<std::string>& key() const { return instance_->key(); }
+    // Wall-clock milliseconds since the Unix epoch (virtual in tests).
+    std::int64_t now_ms() const { return instance_->now_ms(); }
+
+    // Sends event `name` to every connection subscribed to it.
+    template <typename... Args>
+    void broadcast(std::string_view name, const Args&... args) const {
+        instance_->broadcast(name, cbor_args(args...));
+    }
+    // Calls action `action` with `args` later; persisted, so it survives sleep.
+    template <typename... Args>
+    void schedule_after(std::chrono::milliseconds delay, std::string action,
+                        const Args&... args) const {
+        instance_->schedule_after(delay, std::move(action), cbor_args(args...));
+    }
+    template <typename... Args>
+    void schedule_at(std::int64_t timestamp_ms, std::string action, const Args&... args) const {
+        instance_->schedule_at(timestamp_ms, std::move(action), cbor_args(args...));
+    }
+
+    // Ask core to put the actor to sleep / destroy it once the current work is done. Throw
+    // ErrorException when core refuses.
+    void sleep() const { instance_->sleep(); }
+    void destroy() const { instance_->destroy(); }
+
+    // Saves the state now and waits until it is durable (throws ErrorException on failure).
+    boost::asio::awaitable<void> save_state() {
+        if (touched_)
+            instance_->touched = true;
+        return instance_->save_state();
+    }
+
+    const core::Kv& kv() const { return instance_->kv(); }
+    std::vector<Conn> conns() const { return instance_->conns(); }
+    // The core context underneath (include core/actor/context.hpp to use it).
+    const core::ActorContext& core_context() const { return instance_->ctx(); }
+
+    bool touched() const noexcept { return touched_; }
+
+  protected:
+    std::shared_ptr<detail::Instance<State>> instance_;
+    bool touched_ = false;
+};
+
+template <typename State>
+class ActionContext : public ActorContext<State> {
+  public:
+    ActionContext(std::shared_ptr<detail::Instance<State>> instance, std::optional<Conn> conn)
+        : ActorContext<State>(std::move(instance)), conn_(std::move(conn)) {}
+
+    // The calling connection; none for scheduled calls.
+    const std::optional<Conn>& conn() const noexcept { return conn_; }
+
+  private:
+    std::optional<Conn> conn_;
+};
+
+}  // namespace rivetkit

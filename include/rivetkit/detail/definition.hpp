@@ -1,0 +1,57 @@
+#pragma once
+// The type-erased actor definition the typed builder fills and the runtime (src/api/runtime.cpp)
+// serves. Every handler returns an awaitable; synchronous user handlers finish it without
+// suspending. Handlers report failure by throwing (ErrorException for structured errors).
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/actor/connection.hpp"
+#include "rivetkit/context.hpp"
+#include "rivetkit/options.hpp"
+#include "rivetkit/value.hpp"
+
+namespace rivetkit::core {
+class ActorFactory;
+}
+
+namespace rivetkit::detail {
+
+using InstancePtr = std::shared_ptr<InstanceCore>;
+
+struct ActionEntry {
+    std::function<boost::asio::awaitable<Json>(InstancePtr, std::optional<core::ConnHandle>,
+                                               Json args)>
+        invoke;
+    ActionOptions options;
+};
+
+using Hook = std::function<boost::asio::awaitable<void>(InstancePtr)>;
+using InputHook = std::function<boost::asio::awaitable<void>(InstancePtr, Json input)>;
+using ConnHook = std::function<boost::asio::awaitable<void>(InstancePtr, core::ConnHandle)>;
+using ParamsHook =
+    std::function<boost::asio::awaitable<void>(InstancePtr, core::ConnHandle, Json params)>;
+
+struct Definition {
+    ActorOptions options;
+    std::map<std::string, ActionEntry, std::less<>> actions;
+    std::function<InstancePtr()> make_instance;
+    // Sets the first state of a new actor from its input (null when none was given).
+    std::function<void(InstanceCore&, const Json& input)> create_state;
+    InputHook on_create;
+    Hook on_wake;
+    Hook on_sleep;
+    Hook on_destroy;
+    ParamsHook on_before_connect;
+    ConnHook on_connect;
+    ConnHook on_disconnect;
+};
+
+// The core factory that runs `definition` for each actor generation.
+std::shared_ptr<core::ActorFactory> make_factory(std::shared_ptr<const Definition> definition);
+
+}  // namespace rivetkit::detail

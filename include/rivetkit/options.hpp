@@ -1,0 +1,46 @@
+#pragma once
+// Actor and action options, with upstream rivetkit's option names in snake_case. Anything left
+// unset keeps core's default (core/actor/config.hpp lists them).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/actor/config.hpp"
+
+namespace rivetkit {
+
+struct ActorOptions {
+    std::optional<std::string> name;  // display name
+    std::optional<std::string> icon;
+    std::optional<std::chrono::milliseconds> state_save_interval;
+    std::optional<std::chrono::milliseconds> create_conn_state_timeout;
+    std::optional<std::chrono::milliseconds> on_before_connect_timeout;
+    std::optional<std::chrono::milliseconds> on_connect_timeout;
+    std::optional<std::chrono::milliseconds> action_timeout;
+    std::optional<std::chrono::milliseconds> sleep_timeout;
+    std::optional<bool> no_sleep;
+    std::optional<std::chrono::milliseconds> sleep_grace_period;
+    std::optional<std::chrono::milliseconds> connection_liveness_timeout;
+    std::optional<std::chrono::milliseconds> connection_liveness_interval;
+    std::optional<std::uint32_t> max_queue_size;
+    std::optional<std::uint32_t> max_queue_message_size;
+    std::optional<std::uint32_t> max_incoming_message_size;
+    std::optional<std::uint32_t> max_outgoing_message_size;
+};
+
+struct ActionOptions {
+    // Reply only once a save that includes this action's state change is durable in KV (an
+    // immediate save, awaited). Without it the reply goes out at once and the save is debounced
+    // by state_save_interval, like upstream.
+    bool reply_after_durable = false;
+};
+
+// The core config for a typed actor: options applied over the defaults, has_state set, the
+// action names listed.
+core::ActorConfig to_actor_config(const ActorOptions& options,
+                                  const std::vector<std::string>& action_names);
+
+}  // namespace rivetkit

@@ -1,0 +1,33 @@
+#pragma once
+// Values as the typed API sees them: nlohmann::json in C++, CBOR on the wire and in storage
+// (action args and results, event args, state, connection params), exactly as upstream rivetkit.
+
+#include <nlohmann/json.hpp>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+
+namespace rivetkit {
+
+using Json = nlohmann::json;
+
+// CBOR of a value (nlohmann's encoder: maps keep their keys, integers their width).
+Bytes to_cbor(const Json& value);
+
+// Decodes CBOR sent by a client or read from storage; empty input is null. Accepts everything
+// the official JS encoders emit, including the one-byte tags nlohmann 3.11 refuses. Values that
+// have no plain JSON form (byte strings, bigints, and literal two-element arrays
+// whose first item is a "$"-string) come out in the client protocol's JSON compat form
+// (["$Uint8Array", base64], ["$BigInt", "n"], ...), the same value a JSON client would send;
+// undefined reads as null.
+Result<Json> from_cbor(BytesView cbor);
+
+// The CBOR array a client spreads into its listener or action: cbor_args(1, "a") → [1, "a"].
+template <typename... Args>
+Bytes cbor_args(const Args&... args) {
+    Json array = Json::array();
+    (array.push_back(Json(args)), ...);
+    return to_cbor(array);
+}
+
+}  // namespace rivetkit

@@ -1,0 +1,422 @@
+// The typed actor API (include/rivetkit) driven through a real ActorTask on virtual time.
+
+#include <stdexcept>
+
+#include "api_test_support.hpp"
+#include "counter/counter.hpp"
+
+namespace rivetkit::api_test {
+namespace {
+
+struct ProbeState {
+    std::int64_t value = 0;
+    std::vector<std::string> log;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProbeState, value, log)
+
+struct JoinParams {
+    std::string name;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JoinParams, name)
+
+using Probe = ActionContext<ProbeState>;
+
+Actor<ProbeState> probe_actor() {
+    return Actor<ProbeState>()
+        .action("describe",
+                [](Probe&, std::int64_t a, std::string b, std::optional<double> c) {
+                    return Json{{"a", a}, {"b", b}, {"c", c ? Json(*c) : Json(nullptr)}};
+                })
+        .action("narrow",
+                [](Probe&, std::uint8_t small, bool flag) {
+                    return Json::array({small, flag});
+                })
+        .action("set", [](Probe& c, std::int64_t v) { c.state().value = v; })
+        .action(
+            "setDurable", [](Probe& c, std::int64_t v) { c.state().value = v; },
+            ActionOptions{.reply_after_durable = true})
+        .action("get", [](Probe& c) { return std::as_const(c).state().value; })
+        .action("touchOnly", [](Probe& c) { return c.state().value; })
+        .action("userError",
+                [](Probe&) -> int {
+                    throw UserError("deliberate_failure", "counter failed on purpose",
+                                    {{"reason", "test"}});
+                })
+        .action("resultError",
+                [](Probe&) -> Result<int> { return errors::user("nope", "returned error"); })
+        .action("crash", [](Probe&) -> int { throw std::runtime_error("boom"); })
+        .action("caller", [](Probe& c) { return c.conn() ? Json(c.conn()->id()) : Json(nullptr); })
+        .action("slowSet",
+                [](Probe& c, std::int64_t v) -> Task<std::int64_t> {
+                    co_await c.core_context().clock().sleep_for(100ms);
+                    c.state().value = v;
+                    co_return v;
+                })
+        .action("scheduleSet",
+                [](Probe& c, std::int64_t ms, std::int64_t v) {
+                    c.schedule_after(std::chrono::milliseconds(ms), "recordCaller", v);
+                })
+        .action("recordCaller",
+                [](Probe& c, std::int64_t v) {
+                    c.state().value = v;
+                    c.state().log.push_back(c.conn() ? "conn" : "scheduled");
+                })
+        .action("log", [](Probe& c) { return std::as_const(c).state().log; })
+        .on_create([](ActorContext<ProbeState>& c) { c.state().log.push_back("create"); })
+        .on_wake([](ActorContext<ProbeState>& c) { c.state().log.push_back("wake"); })
+        .on_sleep([](ActorContext<ProbeState>& c) { c.state().log.push_back("sleep"); })
+        .on_before_connect([](ActorContext<ProbeState>&, const JoinParams& params) {
+            if (params.name == "mallory")
+                throw UserError("forbidden", "not you", {{"name", params.name}});
+        })
+        .on_connect([](ActorContext<ProbeState>& c, Conn& conn) {
+            c.state().log.push_back("connect " + conn.params_as<JoinParams>().name);
+            conn.send("welcome", conn.id());
+        })
+        .on_disconnect([](ActorContext<ProbeState>& c, const Conn& conn) {
+            c.state().log.push_back("disconnect " + conn.id());
+        });
+}
+
+void expect_error(const Result<Json>& r, std::string_view group, std::string_view code,
+                  std::string_view message_part) {
+    ASSERT_FALSE(r.ok()) << r->dump();
+    EXPECT_EQ(r.error().group(), group) << r.error().to_string();
+    EXPECT_EQ(r.error().code(), code) << r.error().to_string();
+    EXPECT_NE(r.error().message().find(message_part), std::string::npos) << r.error().message();
+}
+
+TEST(TypedActor, typed_args_decode_and_results_encode) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto two = co_await h.call("describe", 7, "x");
+        CO_ASSERT(two.ok());
+        EXPECT_EQ(*two, (Json{{"a", 7}, {"b", "x"}, {"c", nullptr}}));
+        auto three = co_await h.call("describe", -1, "y", 2.5);
+        CO_ASSERT(three.ok());
+        EXPECT_EQ(*three, (Json{{"a", -1}, {"b", "y"}, {"c", 2.5}}));
+        auto null_optional = co_await h.call("describe", 1, "z", nullptr);
+        CO_ASSERT(null_optional.ok());
+        EXPECT_EQ((*null_optional)["c"], Json(nullptr));
+        auto narrow = co_await h.call("narrow", 255, true);
+        CO_ASSERT(narrow.ok());
+        EXPECT_EQ(*narrow, Json::array({255, true}));
+        auto none = co_await h.call("set", 3);
+        CO_ASSERT(none.ok());
+        EXPECT_EQ(*none, Json(nullptr));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, wrong_argument_type_names_its_position) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        expect_error(co_await h.call("describe", "7", "x"), "actor", "invalid_request",
+                     "action `describe`: argument 0: expected an integer");
+        expect_error(co_await h.call("describe", 7, 8), "actor", "invalid_request",
+                     "argument 1: type must be string, but is number");
+        expect_error(co_await h.call("describe", 7, "x", "nan"), "actor", "invalid_request",
+                     "argument 2: expected a number, got string");
+        expect_error(co_await h.call("narrow", 256, true), "actor", "invalid_request",
+                     "argument 0: integer out of range");
+        expect_error(co_await h.call("narrow", -1, true), "actor", "invalid_request",
+                     "argument 0: integer out of range");
+        expect_error(co_await h.call("narrow", 1.5, true), "actor", "invalid_request",
+                     "argument 0: expected an integer, got number");
+        expect_error(co_await h.call("narrow", 1, 1), "actor", "invalid_request",
+                     "argument 1: expected a boolean, got number");
+        // The actor keeps serving after bad calls.
+        auto fine = co_await h.call("describe", 7, "x");
+        EXPECT_TRUE(fine.ok());
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, wrong_arity_is_invalid_request) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        expect_error(co_await h.call("describe"), "actor", "invalid_request",
+                     "action `describe`: expected 2 to 3 arguments, got 0");
+        expect_error(co_await h.call("describe", 1, "x", 2, 3), "actor", "invalid_request",
+                     "expected 2 to 3 arguments, got 4");
+        expect_error(co_await h.call("get", 1), "actor", "invalid_request",
+                     "action `get`: expected 0 arguments, got 1");
+        expect_error(co_await h.call("set"), "actor", "invalid_request",
+                     "expected 1 argument, got 0");
+        // Not an array at all (raw CBOR 5), and not CBOR at all.
+        const Bytes scalar_args{0x05};
+        const Bytes garbage_args{0x9f, 0x01};
+        auto scalar = co_await h.call_raw("set", scalar_args);
+        CO_ASSERT(!scalar.ok());
+        EXPECT_EQ(scalar.error().code(), "invalid_request");
+        auto garbage = co_await h.call_raw("set", garbage_args);
+        CO_ASSERT(!garbage.ok());
+        EXPECT_EQ(garbage.error().code(), "invalid_request");
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, args_with_one_byte_cbor_tags_decode) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        // [1(5), "x"]: tag 1 (epoch time) as JS encoders emit it, which nlohmann 3.11 refuses.
+        const Bytes tagged{0x82, 0xc1, 0x05, 0x61, 'x'};
+        auto raw = co_await h.call_raw("describe", tagged);
+        CO_ASSERT(raw.ok());
+        auto value = from_cbor(*raw);
+        CO_ASSERT(value.ok());
+        EXPECT_EQ(*value, (Json{{"a", 5}, {"b", "x"}, {"c", nullptr}}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, errors_reach_the_caller_structured) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto thrown = co_await h.call("userError");
+        CO_ASSERT(!thrown.ok());
+        EXPECT_EQ(thrown.error(), errors::user("deliberate_failure", "counter failed on purpose",
+                                               R"({"reason":"test"})"));
+        EXPECT_TRUE(is_public(thrown.error()));
+        auto returned = co_await h.call("resultError");
+        CO_ASSERT(!returned.ok());
+        EXPECT_EQ(returned.error(), errors::user("nope", "returned error"));
+        auto crashed = co_await h.call("crash");
+        CO_ASSERT(!crashed.ok());
+        EXPECT_TRUE(crashed.error().is("core", "internal_error"));
+        EXPECT_FALSE(is_public(crashed.error()));
+        auto missing = co_await h.call("nope");
+        CO_ASSERT(!missing.ok());
+        EXPECT_TRUE(missing.error().is("actor", "action_not_found"));
+        // Still alive.
+        EXPECT_TRUE((co_await h.call("get")).ok());
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, state_is_saved_as_a_cbor_map_after_the_debounce) {
+    ActorHarness h(examples::counter_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        // The first state is persisted with the actor's creation.
+        EXPECT_EQ(h.stored_state(), (Json{{"count", 0}}));
+        auto five = co_await h.call("increment", 5);
+        CO_ASSERT(five.ok());
+        EXPECT_EQ(*five, Json(5));
+        EXPECT_TRUE(h.ctx().save_requested());
+        EXPECT_EQ(h.stored_state(), (Json{{"count", 0}})) << "saves are debounced";
+        co_await h.clock().sleep_for(1100ms);
+        auto bytes = h.stored_state_bytes();
+        CO_ASSERT(bytes.has_value());
+        // {"count": 5}: a one-entry CBOR map, the shape TS rivetkit stores.
+        EXPECT_EQ(*bytes, (Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', 0x05}));
+        EXPECT_FALSE(h.ctx().save_requested());
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, actions_that_change_nothing_request_no_save) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        co_await h.clock().sleep_for(1100ms);
+        CO_ASSERT(!h.ctx().save_requested());
+        CO_ASSERT((co_await h.call("get")).ok());
+        EXPECT_FALSE(h.ctx().save_requested());
+        // A mutable reference alone is not a change.
+        CO_ASSERT((co_await h.call("touchOnly")).ok());
+        EXPECT_FALSE(h.ctx().save_requested());
+        CO_ASSERT((co_await h.call("set", 0)).ok());
+        EXPECT_FALSE(h.ctx().save_requested()) << "setting the same value is not a change";
+        CO_ASSERT((co_await h.call("set", 1)).ok());
+        EXPECT_TRUE(h.ctx().save_requested());
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, reply_after_durable_replies_only_after_the_kv_write) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto value_in_kv = [&] { return h.stored_state().value_or(Json())["value"]; };
+        const auto writes_before = h.kv().apply_batch_call_count();
+
+        // Plain action: the reply comes first, the save a debounce later.
+        CO_ASSERT((co_await h.call("set", 1)).ok());
+        EXPECT_EQ(value_in_kv(), Json(0));
+        EXPECT_EQ(h.kv().apply_batch_call_count(), writes_before);
+
+        // Durable action: by the time the reply arrives the new state is in KV, without waiting
+        // for the debounce.
+        const auto sent_at = h.clock().now();
+        CO_ASSERT((co_await h.call("setDurable", 2)).ok());
+        EXPECT_EQ(value_in_kv(), Json(2));
+        EXPECT_GT(h.kv().apply_batch_call_count(), writes_before);
+        EXPECT_LT(h.clock().now() - sent_at, std::chrono::milliseconds(1000));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, coroutine_action_lets_other_events_through) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto slow = rt::spawn(h.runtime().executor(), h.call("slowSet", 9));
+        co_await h.clock().sleep_for(10ms);
+        // Served while slowSet is suspended.
+        auto quick = co_await h.call("get");
+        CO_ASSERT(quick.ok());
+        EXPECT_EQ(*quick, Json(0));
+        auto joined = co_await slow.join();
+        CO_ASSERT(joined.is_ok());
+        CO_ASSERT(joined.value().ok());
+        EXPECT_EQ(*joined.value(), Json(9));
+        EXPECT_TRUE(h.ctx().save_requested()) << "a change after a suspension is still saved";
+        auto after = co_await h.call("get");
+        EXPECT_EQ(after.ok() ? *after : Json(), Json(9));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, schedule_after_calls_the_action_without_a_connection) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto caller = co_await h.call_from("conn-7", "caller");
+        EXPECT_EQ(caller.ok() ? *caller : Json(), Json("conn-7"));
+        CO_ASSERT((co_await h.call("scheduleSet", 500, 42)).ok());
+        EXPECT_TRUE(h.ctx().next_event().has_value());
+        co_await h.clock().sleep_for(400ms);
+        CO_ASSERT((co_await h.fire_alarm()).ok());
+        auto early = co_await h.call("get");
+        EXPECT_EQ(early.ok() ? *early : Json(), Json(0)) << "not due yet";
+        co_await h.clock().sleep_for(200ms);
+        CO_ASSERT((co_await h.fire_alarm()).ok());
+        Json value;
+        for (int i = 0; i < 20 && value != Json(42); ++i) {
+            co_await h.clock().sleep_for(10ms);
+            auto got = co_await h.call("get");
+            value = got.ok() ? *got : Json();
+        }
+        EXPECT_EQ(value, Json(42));
+        auto log = co_await h.call("log");
+        EXPECT_EQ(log.ok() ? *log : Json(), (Json{"create", "wake", "scheduled"}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, lifecycle_hooks_and_state_across_sleep) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        EXPECT_EQ(h.stored_state().value_or(Json())["log"], (Json{"create", "wake"}))
+            << "start-hook changes are part of the first persisted state";
+        CO_ASSERT((co_await h.call("set", 5)).ok());
+        CO_ASSERT((co_await h.stop(core::ShutdownKind::Sleep)).ok());
+        EXPECT_EQ(h.stored_state(), (Json{{"value", 5}, {"log", {"create", "wake", "sleep"}}}));
+
+        CO_ASSERT((co_await h.start()).ok());
+        auto value = co_await h.call("get");
+        EXPECT_EQ(value.ok() ? *value : Json(), Json(5));
+        auto log = co_await h.call("log");
+        EXPECT_EQ(log.ok() ? *log : Json(), (Json{"create", "wake", "sleep", "wake"}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, connections_params_hooks_and_events) {
+    ActorHarness h(probe_actor().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto inbox = std::make_shared<std::vector<ReceivedEvent>>();
+        const Json mallory{{"name", "mallory"}};
+        const Json numeric{{"name", 3}};
+        const Json alice{{"name", "alice"}};
+        auto refused = co_await h.connect(mallory, inbox);
+        CO_ASSERT(!refused.ok());
+        EXPECT_EQ(refused.error(), errors::user("forbidden", "not you", R"({"name":"mallory"})"));
+        auto bad_params = co_await h.connect(numeric, inbox);
+        CO_ASSERT(!bad_params.ok());
+        EXPECT_TRUE(bad_params.error().is("actor", "invalid_request"))
+            << bad_params.error().to_string();
+
+        auto conn = co_await h.connect(alice, inbox);
+        CO_ASSERT(conn.ok());
+        CO_ASSERT(inbox->size() == 1);
+        EXPECT_EQ(inbox->front(), (ReceivedEvent{"welcome", Json::array({conn->id()})}));
+        CO_ASSERT((co_await conn->disconnect(std::nullopt)).ok());
+        for (int i = 0; i < 10; ++i)
+            co_await h.clock().sleep_for(1ms);
+        auto log = co_await h.call("log");
+        EXPECT_EQ(log.ok() ? *log : Json(),
+                  (Json{"create", "wake", "connect alice", "disconnect " + conn->id()}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, options_map_to_core_config_with_upstream_names) {
+    ActorOptions options;
+    options.action_timeout = 5s;
+    options.sleep_timeout = 2s;
+    options.no_sleep = true;
+    options.sleep_grace_period = 3s;
+    options.max_incoming_message_size = 1024;
+    auto factory = Actor<ProbeState>()
+                       .options(options)
+                       .action("b", [](Probe&) {})
+                       .action("a", [](Probe&) {})
+                       .factory();
+    const core::ActorConfig& config = factory->config();
+    EXPECT_EQ(config.action_timeout, 5s);
+    EXPECT_EQ(config.sleep_timeout, 2s);
+    EXPECT_TRUE(config.no_sleep);
+    EXPECT_EQ(config.sleep_grace_period, 3s);
+    EXPECT_TRUE(config.sleep_grace_period_overridden);
+    EXPECT_EQ(config.max_incoming_message_size, 1024u);
+    EXPECT_EQ(config.state_save_interval, core::ActorConfig{}.state_save_interval);
+    EXPECT_TRUE(config.has_state);
+    ASSERT_EQ(config.actions.size(), 2u);
+    EXPECT_EQ(config.actions[0].name, "a");
+    EXPECT_EQ(config.actions[1].name, "b");
+    EXPECT_TRUE(factory->manual_startup_ready());
+}
+
+TEST(TypedActor, create_state_reads_the_input) {
+    ActorHarness h(examples::counter_actor().factory(), Json{{"start", 7}});
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto count = co_await h.call("getCount");
+        EXPECT_EQ(count.ok() ? *count : Json(), Json(7));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+TEST(TypedActor, bad_input_fails_the_start) {
+    ActorHarness h(examples::counter_actor().factory(), Json{{"start", "seven"}});
+    h.runtime().block_on([&]() -> Task<void> {
+        Status started = co_await h.start();
+        CO_ASSERT(!started.ok());
+        EXPECT_TRUE(started.error().is("actor", "invalid_request")) << started.error().to_string();
+    }());
+}
+
+TEST(TypedValue, from_cbor_accepts_tags_and_gives_compat_forms) {
+    // 0xd7 tag 23 around a string, then a byte string and undefined (read as null).
+    const Bytes cbor{0x83, 0xd7, 0x61, 'a', 0x42, 0x01, 0x02, 0xf7};
+    auto value = from_cbor(cbor);
+    ASSERT_TRUE(value.ok()) << value.error().to_string();
+    EXPECT_EQ(*value, (Json{"a", {"$Uint8Array", "AQI="}, nullptr}));
+    auto plain = from_cbor(to_cbor(Json{{"k", {1, 2.5, "s", nullptr, true}}}));
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(*plain, (Json{{"k", {1, 2.5, "s", nullptr, true}}}));
+    EXPECT_FALSE(from_cbor(Bytes{0x82, 0x01}).ok());
+    EXPECT_EQ(from_cbor(Bytes{}).value(), Json(nullptr));
+}
+
+}  // namespace
+}  // namespace rivetkit::api_test
