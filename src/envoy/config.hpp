@@ -37,6 +37,14 @@ struct EnvoyConfig {
     std::chrono::milliseconds shutdown_timeout{30'000};
     // Un-acknowledged response bytes allowed in flight on a streamed tunnel response.
     std::uint64_t response_window_bytes = 1024 * 1024;
+    // Outgoing tunnel frames are paced by a token bucket (control frames never wait): up to `write_burst_frames` leave at once,
+    // beyond that at `write_frames_per_second`. The engine fans tunnel messages out to its
+    // gateway through an in-memory pub/sub channel of 1024 entries per subject that silently
+    // drops what a busy subscriber has not read yet (universalpubsub: "Skip lagged"), so an
+    // unpaced burst of thousands of WebSocket messages (one broadcast to many connections) loses
+    // most of them. 0 disables pacing.
+    std::size_t write_burst_frames = 512;
+    double write_frames_per_second = 5'000;
     std::size_t response_chunk_bytes = 64 * 1024;
 };
 

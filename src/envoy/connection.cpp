@@ -38,31 +38,78 @@ proto::ToRivet metadata_message(const EnvoyConfig& config) {
     return proto::ToRivet{std::move(meta)};
 }
 
+// Token bucket over outgoing frames (see EnvoyConfig::write_frames_per_second).
+class FramePacer {
+  public:
+    FramePacer(std::size_t burst, double per_second, rt::Clock::time_point now)
+        : burst_(static_cast<double>(burst)), rate_(per_second), tokens_(burst_), last_(now) {}
+
+    // How long to wait before the next frame may leave (zero: now). Takes its token.
+    rt::Clock::duration take(rt::Clock::time_point now) {
+        if (rate_ <= 0 || burst_ <= 0)
+            return rt::Clock::duration::zero();
+        const double elapsed = std::chrono::duration<double>(now - last_).count();
+        last_ = now;
+        tokens_ = std::min(burst_, tokens_ + elapsed * rate_);
+        tokens_ -= 1;
+        if (tokens_ >= 0)
+            return rt::Clock::duration::zero();
+        return std::chrono::duration_cast<rt::Clock::duration>(
+            std::chrono::duration<double>(-tokens_ / rate_));
+    }
+
+  private:
+    double burst_;
+    double rate_;
+    double tokens_;
+    rt::Clock::time_point last_;
+};
+
 // The one writer per connection: drains everything queued in one go, so frames produced in the
 // same turn of the io loop leave back to back (and, with TCP_NODELAY, without Nagle stalls).
 asio::awaitable<void> write_loop(std::shared_ptr<EnvoyState> st, Transport* transport) {
     std::deque<Bytes> batch;
+    FramePacer pacer(st->config.write_burst_frames, st->config.write_frames_per_second,
+                     st->clock.now());
+    auto write = [&](Bytes& frame) -> asio::awaitable<bool> {
+        Status written = co_await transport->write(frame);
+        if (!written.ok()) {
+            log::warn("envoy write failed", {{"error", written.error().to_string()}});
+            transport->abort();
+            co_return false;
+        }
+        st->recycle(std::move(frame));
+        co_return true;
+    };
     for (;;) {
-        if (st->outbox.empty()) {
-            if (st->close_request) {
-                auto [code, reason] = *st->close_request;
-                co_await transport->close(code, std::move(reason));
-                co_return;
+        // Control frames (pongs, events, acks, KV) first and unpaced: a pong stuck behind a
+        // paced burst would get the connection dropped by the engine.
+        if (!st->outbox.empty()) {
+            batch.swap(st->outbox);
+            while (!batch.empty()) {
+                if (!co_await write(batch.front()))
+                    co_return;
+                batch.pop_front();
             }
-            co_await st->outbox_ready.notified();
             continue;
         }
-        batch.swap(st->outbox);
-        while (!batch.empty()) {
-            Status written = co_await transport->write(batch.front());
-            if (!written.ok()) {
-                log::warn("envoy write failed", {{"error", written.error().to_string()}});
-                transport->abort();
+        if (!st->tunnel_outbox.empty()) {
+            if (auto wait = pacer.take(st->clock.now()); wait.count() > 0)
+                co_await st->clock.sleep_for(wait);
+            if (st->tunnel_outbox.empty())
+                continue;
+            Bytes frame = std::move(st->tunnel_outbox.front());
+            st->tunnel_outbox.pop_front();
+            if (!co_await write(frame))
                 co_return;
-            }
-            st->recycle(std::move(batch.front()));
-            batch.pop_front();
+            continue;
         }
+        if (st->close_request) {
+            auto [code, reason] = *st->close_request;
+            co_await transport->close(code, std::move(reason));
+            co_return;
+        }
+        co_await st->outbox_ready.notified();
     }
 }
 
@@ -128,6 +175,7 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
     for (auto& b : st->outbox)
         st->recycle(std::move(b));
     st->outbox.clear();
+    st->tunnel_outbox.clear();
     st->outbox.push_back(st->encode(metadata_message(st->config)));
 
     auto writer = rt::spawn(st->executor, write_loop(st, transport.get()));
@@ -238,7 +286,7 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
     replay_events(st);
     resend_pending_kv(st);
     while (!st.offline_tunnel.empty()) {
-        st.outbox.push_back(std::move(st.offline_tunnel.front()));
+        st.tunnel_outbox.push_back(std::move(st.offline_tunnel.front()));
         st.offline_tunnel.pop_front();
     }
     st.outbox_ready.notify_one();
@@ -252,6 +300,7 @@ void on_connection_lost(EnvoyState& st) {
     for (auto& b : st.outbox)
         st.recycle(std::move(b));
     st.outbox.clear();
+    st.tunnel_outbox.clear();
     if (was_connected && st.callbacks)
         st.callbacks->on_disconnect(st.handle());
     if (!st.lost_timer_running && !st.shutting_down) {

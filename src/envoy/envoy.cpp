@@ -90,7 +90,7 @@ bool EnvoyState::send(const proto::ToRivet& message) {
 void EnvoyState::send_tunnel(proto::ToRivetTunnelMessage message) {
     proto::ToRivet out{std::move(message)};
     if (connected) {
-        outbox.push_back(encode(out));
+        tunnel_outbox.push_back(encode(out));
         outbox_ready.notify_one();
     } else {
         offline_tunnel.push_back(encode(out));

@@ -117,7 +117,8 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     bool connected = false;
     std::optional<proto::ProtocolMetadata> metadata;
     rt::Clock::time_point last_received{};
-    std::deque<Bytes> outbox;
+    std::deque<Bytes> outbox;         // control frames, written first
+    std::deque<Bytes> tunnel_outbox;  // tunnel frames, paced (EnvoyConfig::write_frames_per_second)
     std::vector<Bytes> spare_buffers;
     rt::Notify outbox_ready;
     rt::JoinHandle<void> lost_timer;

