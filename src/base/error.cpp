@@ -80,6 +80,10 @@ int public_http_status(const Error& e) noexcept {
             return 408;
         if (c == "aborted")
             return 400;
+        // Deliberate deviation from upstream (which masks it): argument validation messages
+        // ("argument 1: type must be string") are meant for the caller.
+        if (c == "invalid_request")
+            return 400;
     }
     if (g == "message" && (c == "incoming_too_long" || c == "outgoing_too_long"))
         return 400;

@@ -41,6 +41,8 @@ TEST(ErrorTest, StructuredExceptionIsPreserved) {
 
 TEST(ErrorTest, PublicHttpStatusTable) {
     EXPECT_EQ(public_http_status(errors::actor_action_not_found("x")), 404);
+    EXPECT_EQ(public_http_status(errors::actor_invalid_request("argument 1: bad")), 400);
+    EXPECT_TRUE(is_public(errors::actor_invalid_request("argument 1: bad")));
     EXPECT_EQ(public_http_status(errors::actor_action_timed_out()), 408);
     EXPECT_EQ(public_http_status(errors::actor_aborted()), 400);
     EXPECT_EQ(public_http_status(errors::message_incoming_too_long()), 400);
