@@ -528,3 +528,61 @@ TEST(EnvoyShutdown, GracefulSendsStoppingAndClosesAfterActorsStop) {
         EXPECT_EQ(env.cb->shutdowns, 1);
     }(e));
 }
+
+// A broadcast burst leaves through the token bucket (burst, then the configured rate), and a
+// pong the engine asks for meanwhile does not wait behind it.
+TEST(EnvoyWebSocket, TunnelBurstsArePacedAndControlFramesOvertakeThem) {
+    Env e;
+    e.config.write_burst_frames = 100;
+    e.config.write_frames_per_second = 1'000;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+
+        constexpr int kMessages = 600;
+        for (int i = 1; i <= kMessages; ++i) {
+            conn->push(tunnel(kRequest, static_cast<std::uint16_t>(i),
+                              proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{
+                                  to_bytes("m" + std::to_string(i)), false}}));
+        }
+        const auto started = env.clock().now();
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait, [cb] {
+            return cb->ws->received.size() >= static_cast<std::size_t>(kMessages);
+        }));
+        conn->push(proto::ToEnvoy{proto::ToEnvoyPing{77}});
+
+        int echoes_before_pong = -1;
+        int echoes = 0;
+        std::optional<rt::Clock::time_point> last_echo;
+        while (echoes < kMessages) {
+            auto m = co_await conn->next(env.clock(), kWait);
+            if (!m)
+                break;
+            if (auto* pong = m->get_if<proto::ToRivetPong>()) {
+                EXPECT_EQ(pong->ts, 77);
+                echoes_before_pong = echoes;
+            }
+            if (auto* t = m->get_if<proto::ToRivetTunnelMessage>();
+                t && t->message_kind.is<proto::ToRivetWebSocketMessage>()) {
+                ++echoes;
+                last_echo = env.clock().now();
+            }
+        }
+        EXPECT_EQ(echoes, kMessages);
+        // The pong left while most of the burst was still queued.
+        EXPECT_GE(echoes_before_pong, 0);
+        EXPECT_LT(echoes_before_pong, kMessages / 2);
+        // 100 at once, the other 500 at 1,000/s: about half a second of (virtual) time.
+        EXPECT_TRUE(last_echo.has_value());
+        if (last_echo) {
+            EXPECT_GE(*last_echo - started, std::chrono::milliseconds(490));
+            EXPECT_LE(*last_echo - started, std::chrono::milliseconds(600));
+        }
+        co_await finish(env, handle);
+    }(e));
+}
