@@ -1,5 +1,7 @@
 #include "counter_actor.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <nlohmann/json.hpp>
 
 #include <variant>
@@ -115,6 +117,20 @@ boost::asio::awaitable<Status> run_counter(core::ActorStart start) {
                 } else if constexpr (std::is_same_v<E, event::WorkflowHistoryRequested> ||
                                      std::is_same_v<E, event::WorkflowReplayRequested>) {
                     e.reply.send(std::optional<Bytes>{});
+                } else if constexpr (std::is_same_v<E, event::WebSocketOpen>) {
+                    // Raw /websocket: echo every frame as "echo:<text>" until the peer closes.
+                    if (e.socket) {
+                        boost::asio::co_spawn(
+                            counter.ctx.executor(),
+                            [](std::shared_ptr<core::RawWebSocket> ws) -> boost::asio::awaitable<void> {
+                                while (auto m = co_await ws->recv()) {
+                                    std::string text = "echo:" + std::string(m->data.begin(), m->data.end());
+                                    ws->send(Bytes(text.begin(), text.end()), m->binary);
+                                }
+                            }(e.socket),
+                            boost::asio::detached);
+                    }
+                    e.reply.send(Status{});
                 } else if constexpr (std::is_same_v<E, event::ConnectionClosed>) {
                     // nothing to clean up
                 } else {

@@ -8,6 +8,8 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,6 +80,60 @@ struct HttpResponse {
     Bytes body;
 };
 
+// A raw WebSocket (`/websocket/...`) handed to the runtime: send and close go straight to the
+// transport; inbound frames arrive in order through recv(), which yields nullopt once the socket
+// closed (close_frame() then tells how). Cheap to share; calls after the close are ignored.
+class RawWebSocket {
+  public:
+    struct Message {
+        Bytes data;
+        bool binary = false;
+    };
+    struct Close {
+        std::optional<std::uint16_t> code;
+        std::string reason;
+    };
+    using Inbound = std::variant<Message, Close>;
+    using SendFn = std::function<void(Bytes data, bool binary)>;
+    using CloseFn = std::function<void(std::uint16_t code, std::string reason)>;
+
+    RawWebSocket(SendFn send, CloseFn close, rt::Receiver<Inbound> inbound)
+        : send_(std::move(send)), close_(std::move(close)), inbound_(std::move(inbound)) {}
+
+    void send(Bytes data, bool binary) const {
+        if (!closed_)
+            send_(std::move(data), binary);
+    }
+    void send_text(std::string_view text) const { send(Bytes(text.begin(), text.end()), false); }
+    void close(std::uint16_t code = 1000, std::string reason = {}) {
+        if (closed_)
+            return;
+        closed_ = true;
+        close_(code, std::move(reason));
+    }
+    // The next inbound frame; nullopt after the peer closed. `this` must outlive the await.
+    boost::asio::awaitable<std::optional<Message>> recv() {
+        while (auto item = co_await inbound_.recv()) {
+            if (auto* m = std::get_if<Message>(&*item))
+                co_return std::move(*m);
+            close_frame_ = std::get<Close>(std::move(*item));
+            closed_ = true;
+            co_return std::nullopt;
+        }
+        closed_ = true;
+        co_return std::nullopt;
+    }
+    const std::optional<Close>& close_frame() const noexcept { return close_frame_; }
+    bool closed() const noexcept { return closed_; }
+
+  private:
+    SendFn send_;
+    CloseFn close_;
+    rt::Receiver<Inbound> inbound_;
+    std::optional<Close> close_frame_;
+    bool closed_ = false;
+};
+
 enum class SerializeStateReason : std::uint8_t { Save, Inspector };
 
 // What the runtime returns from SerializeState.
@@ -131,6 +187,8 @@ struct WebSocketOpen {
     ConnHandle conn;
     std::optional<HttpRequest> request;
     Reply<void> reply;
+    // The socket itself (raw /websocket routes); answer `reply` to accept, an error to refuse.
+    std::shared_ptr<RawWebSocket> socket;
 };
 struct ConnectionPreflight {
     ConnHandle conn;

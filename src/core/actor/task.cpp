@@ -374,7 +374,8 @@ void ActorTask::dispatch_accepted(DispatchCommand command) {
             label);
     } else if (auto* ws = std::get_if<dispatch::OpenWebSocket>(&command)) {
         sent = ctx.try_send_actor_event(event::WebSocketOpen{ws->conn, std::move(ws->request),
-                                                             Reply<void>(std::move(ws->reply))},
+                                                             Reply<void>(std::move(ws->reply)),
+                                                             std::move(ws->socket)},
                                         label);
     } else if (auto* history = std::get_if<dispatch::WorkflowHistory>(&command)) {
         sent = ctx.try_send_actor_event(

@@ -80,6 +80,7 @@ struct OpenWebSocket {
     ConnHandle conn;
     std::optional<HttpRequest> request;
     rt::OneshotSender<Status> reply;
+    std::shared_ptr<RawWebSocket> socket;
 };
 struct WorkflowHistory {
     rt::OneshotSender<Result<std::optional<Bytes>>> reply;

@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "bare/utf8.hpp"
 #include "base/log.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
@@ -285,6 +286,50 @@ void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encod
         });
 }
 
+// A raw /websocket socket: frames go to the runtime's RawWebSocket in order; invalid UTF-8 in a
+// text frame closes with 1007 as upstream.
+class RawListener final : public envoy::WebSocketListener {
+  public:
+    RawListener(std::string actor_id, ConnHandle conn, envoy::WebSocketSender sender,
+                rt::Sender<RawWebSocket::Inbound> tx, asio::any_io_executor executor)
+        : actor_id_(std::move(actor_id)),
+          conn_(std::move(conn)),
+          sender_(std::move(sender)),
+          tx_(std::move(tx)),
+          executor_(std::move(executor)) {}
+
+    void on_message(envoy::WebSocketMessage message) override {
+        if (!message.binary && !bare::is_valid_utf8(message.data)) {
+            log::warn("raw websocket text frame is not UTF-8, closing",
+                      {{"actor_id", actor_id_}, {"conn_id", conn_.id()}});
+            sender_.close(envoy::CloseFrame{1007, std::string("actor.invalid_utf8")});
+            on_close(envoy::CloseFrame{1007, std::string("actor.invalid_utf8")});
+            return;
+        }
+        tx_.send(RawWebSocket::Message{std::move(message.data), message.binary});
+    }
+    void on_close(envoy::CloseFrame frame) override {
+        if (closed_)
+            return;
+        closed_ = true;
+        tx_.send(RawWebSocket::Close{frame.code, frame.reason.value_or("")});
+        ConnHandle conn = conn_;
+        std::string reason = frame.reason.value_or("");
+        rt::spawn(executor_, [](ConnHandle c, std::string why) -> asio::awaitable<void> {
+            Status st = co_await c.disconnect(std::move(why));
+            (void)st;
+        }(std::move(conn), std::move(reason)));
+    }
+
+  private:
+    std::string actor_id_;
+    ConnHandle conn_;
+    envoy::WebSocketSender sender_;
+    rt::Sender<RawWebSocket::Inbound> tx_;
+    asio::any_io_executor executor_;
+    bool closed_ = false;
+};
+
 }  // namespace
 
 bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
@@ -316,10 +361,83 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
         case WebSocketRoute::Raw:
             break;
     }
-    log::warn("raw websocket refused: no on_websocket handler in this host",
-              {{"actor_id", open.actor_id}, {"path", open.path}});
-    co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
-                               "actor.websocket_not_supported");
+    co_return co_await open_raw_websocket(std::move(instance), std::move(open), std::move(sender));
+}
+
+asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>
+CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
+                                 envoy::WebSocketSender sender) {
+    auto self = shared_from_this();
+    const auto protocols = subprotocols(open.headers);
+    Bytes params;
+    if (auto raw = protocol_with_prefix(protocols, "rivet_conn_params.")) {
+        auto text = percent_decode(*raw);
+        auto cbor = text ? json_text_to_cbor(*text)
+                         : Result<Bytes>(errors::protocol_invalid_http_request("conn params"));
+        if (!cbor.ok())
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                       "actor.invalid_request");
+        params = std::move(cbor).value();
+    }
+    HttpRequest request;
+    request.method = "GET";
+    request.path = open.path;  // unchanged, /websocket kept (as upstream)
+    for (const auto& [k, v] : open.headers)
+        request.headers.insert_or_assign(lower(k), v);
+
+    ConnectOptions options;
+    options.params = std::move(params);
+    options.request = request;
+    auto connected = co_await instance->ctx.connect_conn(std::move(options));
+    if (!connected.ok()) {
+        const Error& error = connected.error();
+        log::warn("failed to establish raw websocket connection",
+                  {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
+        co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                   error.group() + "." + error.code());
+    }
+    ConnHandle conn = std::move(connected).value();
+
+    auto [tx, rx] = rt::unbounded_channel<RawWebSocket::Inbound>();
+    // Frames the runtime sends while accepting must follow the envoy's open: every send is
+    // posted, which keeps them in order and behind it.
+    auto executor = executor_;
+    auto socket = std::make_shared<RawWebSocket>(
+        [sender, executor](Bytes data, bool binary) {
+            asio::post(executor, [sender, data = std::move(data), binary]() mutable {
+                sender.send(std::move(data), binary);
+            });
+        },
+        [sender, executor](std::uint16_t code, std::string reason) {
+            asio::post(executor, [sender, code, reason = std::move(reason)]() mutable {
+                sender.close(envoy::CloseFrame{code, std::move(reason)});
+            });
+        },
+        std::move(rx));
+    conn.configure_transport_disconnect_handler(
+        [socket](std::optional<std::string> reason) -> asio::awaitable<Status> {
+            socket->close(1000, reason.value_or(""));
+            co_return Status{};
+        });
+
+    auto [reply_tx, reply_rx] = rt::oneshot<Status>();
+    Status accepted = errors::actor_not_ready();
+    if (instance->dispatch.send(
+            dispatch::OpenWebSocket{conn, std::move(request), std::move(reply_tx), socket})) {
+        auto got = co_await reply_rx.recv();
+        accepted = got ? std::move(*got) : Status(errors::actor_dropped_reply());
+    }
+    if (!accepted.ok()) {
+        const Error& error = accepted.error();
+        log::warn("raw websocket refused by the actor",
+                  {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
+        Status gone = co_await conn.disconnect(std::nullopt);
+        (void)gone;
+        co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                   error.group() + "." + error.code());
+    }
+    co_return std::shared_ptr<envoy::WebSocketListener>(std::make_shared<RawListener>(
+        instance->actor_id, std::move(conn), std::move(sender), std::move(tx), executor_));
 }
 
 asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>

@@ -124,6 +124,9 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     Task<Result<std::shared_ptr<envoy::WebSocketListener>>> open_actor_connect(
         std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
         envoy::WebSocketSender sender);
+    Task<Result<std::shared_ptr<envoy::WebSocketListener>>> open_raw_websocket(
+        std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
+        envoy::WebSocketSender sender);
 
     boost::asio::any_io_executor executor_;
     rt::Clock& clock_;

@@ -234,3 +234,22 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
 
 }  // namespace
 }  // namespace rivetkit::testing
+
+namespace rivetkit::testing {
+namespace {
+
+TEST_F(RegistryEngine, RawWebSocketPassesFramesThroughToTheActor) {
+    auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/websocket/sock", "k6"),
+                                     {"rivet", "rivet_encoding.bare"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    ASSERT_TRUE((*ws)->send_text("hello").ok());
+    auto echoed = (*ws)->read_text();
+    ASSERT_TRUE(echoed.ok()) << echoed.error().to_string();
+    EXPECT_EQ(*echoed, "echo:hello");
+    ASSERT_TRUE((*ws)->send_text("again").ok());
+    EXPECT_EQ((*ws)->read_text().value(), "echo:again");
+    (*ws)->close();
+}
+
+}  // namespace
+}  // namespace rivetkit::testing
