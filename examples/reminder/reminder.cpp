@@ -21,7 +21,8 @@ Actor<ReminderState> reminder_actor() {
                     c.state().fired.push_back(text);
                     c.broadcast("reminder", text);
                 })
-        .action("getFired", [](Action& c) { return std::as_const(c).state().fired; });
+        .action("getFired", [](Action& c) { return std::as_const(c).state().fired; })
+        .action("goToSleep", [](Action& c) { c.sleep(); });
 }
 
 }  // namespace rivetkit::examples

@@ -5,6 +5,7 @@
 //   remindIn(ms, text) → null; schedules fire(text) in `ms` milliseconds
 //   fire(text) → null; appends text to fired and broadcasts "reminder" [text]
 //   getFired() → fired
+//   goToSleep() → null; puts the actor to sleep (the engine's alarm wakes it for the next reminder)
 
 #include <string>
 #include <vector>

@@ -8,10 +8,19 @@
 //
 // Env: RIVET_ENDPOINT (required), RIVET_NAMESPACE (default "default"), RIVET_POOL ("default").
 // rivetkit logs to stdout; everything but the result line is redirected to stderr.
-import { importPackage } from "./deps.mjs";
-
-const writeResultLine = process.stdout.write.bind(process.stdout);
-process.stdout.write = process.stderr.write.bind(process.stderr);
+import {
+    actorGeneration,
+    delay,
+    engineApi,
+    expectThrow,
+    getActor,
+    note,
+    outcomeWithin,
+    recordConn,
+    runMain,
+    waitForSleep,
+    within,
+} from "./helpers.mjs";
 
 const SCENARIOS = {
     "http-increment": httpIncrement,
@@ -26,180 +35,6 @@ const SCENARIOS = {
     hibernate,
     fanout,
 };
-
-function parseArgs(argv) {
-    const opts = {
-        scenario: argv[0],
-        encoding: "bare",
-        key: undefined,
-        timeout: 150,
-        conns: 100,
-        events: 1000,
-    };
-    for (let i = 1; i < argv.length; i++) {
-        const flag = argv[i];
-        const value = argv[++i];
-        if (value === undefined) throw new Error(`missing value for ${flag}`);
-        if (flag === "--encoding") opts.encoding = value;
-        else if (flag === "--key") opts.key = value;
-        else if (flag === "--timeout") opts.timeout = Number(value);
-        else if (flag === "--conns") opts.conns = Number(value);
-        else if (flag === "--events") opts.events = Number(value);
-        else throw new Error(`unknown option ${flag}`);
-    }
-    if (!(opts.scenario in SCENARIOS)) {
-        throw new Error(
-            `unknown scenario ${JSON.stringify(opts.scenario)}; one of: ${Object.keys(SCENARIOS).join(", ")}`,
-        );
-    }
-    if (!["json", "cbor", "bare"].includes(opts.encoding)) {
-        throw new Error(`unknown encoding ${opts.encoding}`);
-    }
-    return opts;
-}
-
-// --- helpers -------------------------------------------------------------------------------
-
-const endpoint = process.env.RIVET_ENDPOINT;
-const namespace = process.env.RIVET_NAMESPACE || "default";
-const poolName = process.env.RIVET_POOL || "default";
-
-function jsonSafe(value) {
-    return JSON.parse(
-        JSON.stringify(value, (_k, v) => {
-            if (typeof v === "bigint") return Number(v);
-            if (v instanceof Uint8Array) return { $bytes: Buffer.from(v).toString("base64") };
-            return v;
-        }) ?? "null",
-    );
-}
-
-// The fields of a thrown ActorError (RivetError) that a host controls.
-function describeError(e) {
-    if (e === null || typeof e !== "object") return { thrown: String(e) };
-    return jsonSafe({
-        name: e.constructor?.name ?? e.name,
-        group: e.group ?? null,
-        code: e.code ?? null,
-        message: e.message ?? null,
-        metadata: e.metadata ?? null,
-        actor: e.actor ?? null,
-    });
-}
-
-async function expectThrow(fn) {
-    try {
-        const value = await fn();
-        return { threw: false, value: jsonSafe(value) };
-    } catch (e) {
-        return { threw: true, error: describeError(e) };
-    }
-}
-
-// Progress lines on stderr: they show where a scenario stalled when the caller reports a timeout.
-const scenarioStart = Date.now();
-function note(message) {
-    process.stderr.write(`client.mjs +${Date.now() - scenarioStart}ms: ${message}\n`);
-}
-
-// Settles within `ms` or reports that it did not: {settled, value?, error?}.
-async function outcomeWithin(ms, promise) {
-    let timer;
-    const timeout = new Promise((res) => {
-        timer = setTimeout(() => res({ settled: false }), ms);
-    });
-    try {
-        return await Promise.race([
-            promise.then(
-                (value) => ({ settled: true, value: jsonSafe(value) }),
-                (e) => ({ settled: true, error: describeError(e) }),
-            ),
-            timeout,
-        ]);
-    } finally {
-        clearTimeout(timer);
-    }
-}
-
-// True when `promise` settled (either way) within `ms`.
-async function within(ms, promise) {
-    return (await outcomeWithin(ms, promise)).settled;
-}
-
-const delay = (ms) => new Promise((res) => setTimeout(res, ms));
-
-async function engineApi(method, path) {
-    const sep = path.includes("?") ? "&" : "?";
-    const res = await fetch(`${endpoint}${path}${sep}namespace=${encodeURIComponent(namespace)}`, {
-        method,
-    });
-    const text = await res.text();
-    let body = text;
-    try {
-        body = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body };
-}
-
-async function getActor(actorId) {
-    const r = await engineApi("GET", `/actors?actor_ids=${encodeURIComponent(actorId)}`);
-    if (r.status !== 200) throw new Error(`GET /actors: ${r.status} ${JSON.stringify(r.body)}`);
-    return r.body.actors?.[0] ?? null;
-}
-
-// Polls the engine until the actor reports sleep_ts (an engine-API poll: there is no push).
-async function waitForSleep(actorId, boundMs) {
-    const deadline = Date.now() + boundMs;
-    const started = Date.now();
-    for (;;) {
-        const actor = await getActor(actorId);
-        if (actor?.sleep_ts != null) return { observed: true, afterMs: Date.now() - started, actor };
-        if (Date.now() >= deadline) return { observed: false, afterMs: Date.now() - started, actor };
-        await delay(100);
-    }
-}
-
-// The actor generation from the x-rivet-actor-generation header of a raw request (the host
-// adds it to every per-actor HTTP response, errors included); null if the host did not answer.
-async function actorGeneration(handle) {
-    try {
-        const res = await handle.fetch("/interop-generation-probe");
-        await res.arrayBuffer();
-        const value = res.headers.get("x-rivet-actor-generation");
-        return value === null ? null : Number(value);
-    } catch {
-        return null;
-    }
-}
-
-// Everything a connection reports, in arrival order.
-function recordConn(conn, log, events) {
-    conn.onOpen(() => log.push("open"));
-    conn.onClose(() => log.push("close"));
-    conn.onError((e) => log.push(`error:${e?.group}.${e?.code}`));
-    const waiters = [];
-    for (const name of events) {
-        conn.on(name, (...args) => {
-            log.push(`event:${args.map((a) => JSON.stringify(jsonSafe(a))).join(",")}`);
-            for (const w of [...waiters]) w();
-        });
-    }
-    return {
-        // Resolves once `predicate(log)` holds, re-checked on every event.
-        until(predicate) {
-            if (predicate(log)) return Promise.resolve();
-            return new Promise((res) => {
-                const check = () => {
-                    if (predicate(log)) {
-                        waiters.splice(waiters.indexOf(check), 1);
-                        res();
-                    }
-                };
-                waiters.push(check);
-            });
-        },
-    };
-}
 
 // --- scenarios ------------------------------------------------------------------------------
 
@@ -502,53 +337,4 @@ async function fanout({ client, key, conns: CONNS, events: N }) {
 
 // --- main -----------------------------------------------------------------------------------
 
-function finish(line, code) {
-    writeResultLine(`${JSON.stringify(line)}\n`, () => process.exit(code));
-}
-
-let opts;
-try {
-    opts = parseArgs(process.argv.slice(2));
-    if (!endpoint) throw new Error("RIVET_ENDPOINT is required");
-} catch (e) {
-    finish({ ok: false, error: { message: e.message } }, 2);
-}
-
-if (opts) {
-    const watchdog = setTimeout(() => {
-        finish(
-            {
-                ok: false,
-                scenario: opts.scenario,
-                encoding: opts.encoding,
-                error: { message: `scenario timed out after ${opts.timeout} s` },
-            },
-            1,
-        );
-    }, opts.timeout * 1000);
-    watchdog.unref();
-    const key =
-        opts.key ?? `interop-${opts.scenario}-${opts.encoding}-${Math.random().toString(36).slice(2, 10)}`;
-    let client;
-    try {
-        const { createClient } = await importPackage("rivetkit", "./client");
-        client = createClient({ endpoint, namespace, poolName, encoding: opts.encoding });
-        const result = await SCENARIOS[opts.scenario]({ ...opts, client, key });
-        await within(5_000, client.dispose());
-        finish(
-            { ok: true, scenario: opts.scenario, encoding: opts.encoding, key, ...jsonSafe(result) },
-            0,
-        );
-    } catch (e) {
-        finish(
-            {
-                ok: false,
-                scenario: opts.scenario,
-                encoding: opts.encoding,
-                key,
-                error: { ...describeError(e), stack: e?.stack ?? null },
-            },
-            1,
-        );
-    }
-}
+await runMain(SCENARIOS, { numeric: { conns: 100, events: 1000 } });
