@@ -76,6 +76,15 @@ struct Counter {
     }
 };
 
+// A named coroutine, not an immediately invoked lambda: GCC 12 mishandles the parameters of
+// those (the socket was destroyed under the running coroutine).
+boost::asio::awaitable<void> echo_raw(std::shared_ptr<core::RawWebSocket> ws) {
+    while (auto m = co_await ws->recv()) {
+        std::string text = "echo:" + std::string(m->data.begin(), m->data.end());
+        ws->send(Bytes(text.begin(), text.end()), m->binary);
+    }
+}
+
 boost::asio::awaitable<Status> run_counter(core::ActorStart start) {
     Counter counter{start.ctx, 0, std::nullopt, false};
     counter.input = start.input;
@@ -120,15 +129,8 @@ boost::asio::awaitable<Status> run_counter(core::ActorStart start) {
                 } else if constexpr (std::is_same_v<E, event::WebSocketOpen>) {
                     // Raw /websocket: echo every frame as "echo:<text>" until the peer closes.
                     if (e.socket) {
-                        boost::asio::co_spawn(
-                            counter.ctx.executor(),
-                            [](std::shared_ptr<core::RawWebSocket> ws) -> boost::asio::awaitable<void> {
-                                while (auto m = co_await ws->recv()) {
-                                    std::string text = "echo:" + std::string(m->data.begin(), m->data.end());
-                                    ws->send(Bytes(text.begin(), text.end()), m->binary);
-                                }
-                            }(e.socket),
-                            boost::asio::detached);
+                        boost::asio::co_spawn(counter.ctx.executor(), echo_raw(e.socket),
+                                              boost::asio::detached);
                     }
                     e.reply.send(Status{});
                 } else if constexpr (std::is_same_v<E, event::ConnectionClosed>) {

@@ -286,6 +286,11 @@ void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encod
         });
 }
 
+asio::awaitable<void> disconnect_raw(ConnHandle conn, std::string reason) {
+    Status st = co_await conn.disconnect(std::move(reason));
+    (void)st;
+}
+
 // A raw /websocket socket: frames go to the runtime's RawWebSocket in order; invalid UTF-8 in a
 // text frame closes with 1007 as upstream.
 class RawListener final : public envoy::WebSocketListener {
@@ -313,12 +318,7 @@ class RawListener final : public envoy::WebSocketListener {
             return;
         closed_ = true;
         tx_.send(RawWebSocket::Close{frame.code, frame.reason.value_or("")});
-        ConnHandle conn = conn_;
-        std::string reason = frame.reason.value_or("");
-        rt::spawn(executor_, [](ConnHandle c, std::string why) -> asio::awaitable<void> {
-            Status st = co_await c.disconnect(std::move(why));
-            (void)st;
-        }(std::move(conn), std::move(reason)));
+        rt::spawn(executor_, disconnect_raw(conn_, frame.reason.value_or("")));
     }
 
   private:
