@@ -31,6 +31,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -42,18 +43,27 @@
 #include "rivetkit/detail/definition.hpp"
 #include "rivetkit/error.hpp"
 #include "rivetkit/options.hpp"
+#include "rivetkit/raw.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
 
-template <typename State>
+template <typename State, typename Vars = NoVars>
 class Actor {
   public:
-    using Context = ActorContext<State>;
-    using Action = ActionContext<State>;
+    using Context = ActorContext<State, Vars>;
+    using Action = ActionContext<State, Vars>;
+    using TypedInstance = detail::Instance<State, Vars>;
 
     Actor() {
-        def_.make_instance = [] { return std::make_shared<detail::Instance<State>>(); };
+        def_.make_instance = [] { return std::make_shared<TypedInstance>(); };
+        def_.create_vars = [](detail::InstancePtr instance) -> boost::asio::awaitable<void> {
+            if constexpr (std::is_default_constructible_v<Vars>)
+                typed(std::move(instance))->vars.emplace();
+            else
+                throw std::logic_error("Actor: Vars is not default-constructible; call create_vars");
+            co_return;
+        };
         def_.create_state = [](detail::InstanceCore& instance, const Json&) {
             as_typed(instance).state = State{};
         };
@@ -144,6 +154,77 @@ class Actor {
         return *this;
     }
 
+    // Upstream's `createVars`: `(Context&) -> Vars` (or awaitable<Vars>), run at every generation
+    // start (new or woken) after on_create and before on_wake; the vars are never saved. Without
+    // it Vars is default-constructed.
+    template <typename F>
+    Actor& create_vars(F fn) {
+        def_.create_vars = [fn = std::move(fn)](detail::InstancePtr instance) {
+            return make_vars(fn, std::move(instance));
+        };
+        return *this;
+    }
+
+    // Upstream's `onStateChange`: `(Context&, const State& state)`, synchronous, run after an
+    // action or hook (connection, request, websocket, sleep/destroy) ended with a state that
+    // differs from the last one seen (compared by encoding, as saves are). Not run for the start
+    // hooks, nor for its own changes (they are saved). An exception is logged and ignored.
+    template <typename F>
+    Actor& on_state_change(F fn) {
+        static_assert(!detail::Awaited<std::invoke_result_t<F&, Context&, const State&>>::is_async,
+                      "on_state_change is synchronous");
+        def_.on_state_change = [fn = std::move(fn)](detail::InstancePtr instance) {
+            auto t = typed(instance);
+            Context c(t);
+            fn(c, std::as_const(t->state));
+            if (c.touched())
+                instance->touched = true;
+        };
+        return *this;
+    }
+
+    // Upstream's `onRequest`, for `/request/...`: `(Context&, const Request& req) -> Response`
+    // (or awaitable<Response>). A thrown UserError answers with its structured error, any other
+    // exception with the masked core/internal_error (encoded like an action's error).
+    template <typename F>
+    Actor& on_request(F fn) {
+        def_.on_request = [fn = std::move(fn)](detail::InstancePtr instance,
+                                               Request request) -> boost::asio::awaitable<Response> {
+            Context c(typed(instance));
+            using R = std::invoke_result_t<F&, Context&, Request&>;
+            Response out;
+            if constexpr (detail::Awaited<R>::is_async) {
+                R pending = fn(c, request);
+                out = co_await std::move(pending);
+            } else {
+                out = fn(c, request);
+            }
+            if (c.touched())
+                instance->touched = true;
+            co_return out;
+        };
+        return *this;
+    }
+
+    // Upstream's `onWebSocket`, for `/websocket/...`: `(Context&, WebSocket ws)` or `(Context&,
+    // WebSocket ws, const Request& upgrade)` (path after /websocket, headers), returning void or
+    // awaitable<void>. The socket is accepted when the hook returns or first suspends, and
+    // refused (with the error) when it throws before that; decide before the first co_await. A
+    // coroutine hook may serve the socket for its whole life (`while (auto m = co_await
+    // ws.recv())`); other events are served meanwhile. A throw after the accept closes the socket
+    // with 1011. Returning does not close it (keep a copy in vars to send later).
+    template <typename F>
+    Actor& on_websocket(F fn) {
+        def_.on_websocket = [fn = std::move(fn)](detail::InstancePtr instance, WebSocket socket,
+                                                 Request upgrade) {
+            if constexpr (std::is_invocable_v<F&, Context&, WebSocket&>)
+                return call_hook(fn, std::move(instance), std::move(socket));
+            else
+                return call_hook(fn, std::move(instance), std::move(socket), std::move(upgrade));
+        };
+        return *this;
+    }
+
     // `(Action& c, Args... args) -> R`, R as described above.
     template <typename F>
     Actor& action(std::string name, F fn, ActionOptions options = {}) {
@@ -175,11 +256,36 @@ class Actor {
     }
 
   private:
-    static detail::Instance<State>& as_typed(detail::InstanceCore& instance) {
-        return static_cast<detail::Instance<State>&>(instance);
+    static TypedInstance& as_typed(detail::InstanceCore& instance) {
+        return static_cast<TypedInstance&>(instance);
     }
-    static std::shared_ptr<detail::Instance<State>> typed(detail::InstancePtr instance) {
-        return std::static_pointer_cast<detail::Instance<State>>(std::move(instance));
+    static std::shared_ptr<TypedInstance> typed(detail::InstancePtr instance) {
+        return std::static_pointer_cast<TypedInstance>(std::move(instance));
+    }
+
+    template <typename F>
+    static boost::asio::awaitable<void> make_vars(F fn, detail::InstancePtr instance) {
+        auto t = typed(instance);
+        if constexpr (std::is_invocable_v<F&>) {
+            using R = std::invoke_result_t<F&>;
+            if constexpr (detail::Awaited<R>::is_async) {
+                R pending = fn();
+                t->vars.emplace(co_await std::move(pending));
+            } else {
+                t->vars.emplace(fn());
+            }
+        } else {
+            Context c(t);
+            using R = std::invoke_result_t<F&, Context&>;
+            if constexpr (detail::Awaited<R>::is_async) {
+                R pending = fn(c);
+                t->vars.emplace(co_await std::move(pending));
+            } else {
+                t->vars.emplace(fn(c));
+            }
+            if (c.touched())
+                instance->touched = true;
+        }
     }
 
     // Runs a hook `fn(Context&, extra...)`. Parameters are taken by value: they live in the

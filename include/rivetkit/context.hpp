@@ -6,12 +6,17 @@
 // State changes are found by comparison: a handler that took a mutable state() reference has
 // its state re-encoded when it returns, and a changed encoding marks the state dirty and asks
 // core for a (debounced) save. Nothing needs to be reported by hand.
+//
+// Vars (the second template parameter, NoVars when unused) are upstream's `vars`: per-generation
+// state that is never persisted, made by Actor::create_vars when the actor starts or wakes
+// (sockets, caches, handles). vars() gives mutable access without marking anything for saving.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +32,9 @@ namespace rivetkit {
 namespace core {
 class ActorContext;
 }
+
+// The Vars of an actor that declares none.
+struct NoVars {};
 
 // One client connection.
 class Conn {
@@ -71,6 +79,10 @@ class InstanceCore {
     // Re-encodes the state if touched; a changed encoding marks it dirty and, with
     // `request_save`, asks core for a save. Returns the current encoding.
     const Bytes& sync_state(bool request_save);
+    // Counts the state changes sync_state() found (on_state_change is run when it moves).
+    std::uint64_t state_version() const noexcept { return version_; }
+    // The state_version() on_state_change last ran for (the runtime's bookkeeping).
+    std::uint64_t notified_version = 0;
     // Installs the state's encoding as saved (a snapshot loaded, or the initial state).
     void set_saved_state(Bytes cbor) { encoded_ = std::move(cbor); }
     // Whether the state changed since the last take_dirty().
@@ -97,12 +109,15 @@ class InstanceCore {
     std::unique_ptr<core::ActorContext> ctx_;
     Bytes encoded_;
     bool dirty_ = false;
+    std::uint64_t version_ = 0;
 };
 
-template <typename State>
+template <typename State, typename Vars = NoVars>
 class Instance final : public InstanceCore {
   public:
     State state{};
+    // Made at every generation start (create_vars, or default-constructed); empty before.
+    std::optional<Vars> vars;
 
     Bytes encode_state() const override {
         const Json value = state;
@@ -113,10 +128,10 @@ class Instance final : public InstanceCore {
 
 }  // namespace detail
 
-template <typename State>
+template <typename State, typename Vars = NoVars>
 class ActorContext {
   public:
-    explicit ActorContext(std::shared_ptr<detail::Instance<State>> instance)
+    explicit ActorContext(std::shared_ptr<detail::Instance<State, Vars>> instance)
         : instance_(std::move(instance)) {}
 
     // Mutable access: whatever the handler changes through it is saved.
@@ -126,6 +141,14 @@ class ActorContext {
         return instance_->state;
     }
     const State& state() const { return instance_->state; }
+
+    // This generation's vars (never saved). Throws std::logic_error before create_vars ran
+    // (in on_create, which upstream also runs before createVars).
+    Vars& vars() const {
+        if (!instance_->vars)
+            throw std::logic_error("vars are not created yet (create_vars runs after on_create)");
+        return *instance_->vars;
+    }
 
     const std::string& actor_id() const { return instance_->actor_id(); }
     const std::string& name() const { return instance_->name(); }
@@ -169,15 +192,16 @@ class ActorContext {
     bool touched() const noexcept { return touched_; }
 
   protected:
-    std::shared_ptr<detail::Instance<State>> instance_;
+    std::shared_ptr<detail::Instance<State, Vars>> instance_;
     bool touched_ = false;
 };
 
-template <typename State>
-class ActionContext : public ActorContext<State> {
+template <typename State, typename Vars = NoVars>
+class ActionContext : public ActorContext<State, Vars> {
   public:
-    ActionContext(std::shared_ptr<detail::Instance<State>> instance, std::optional<Conn> conn)
-        : ActorContext<State>(std::move(instance)), conn_(std::move(conn)) {}
+    ActionContext(std::shared_ptr<detail::Instance<State, Vars>> instance,
+                  std::optional<Conn> conn)
+        : ActorContext<State, Vars>(std::move(instance)), conn_(std::move(conn)) {}
 
     // The calling connection; none for scheduled calls.
     const std::optional<Conn>& conn() const noexcept { return conn_; }

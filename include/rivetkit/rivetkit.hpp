@@ -5,4 +5,5 @@
 #include "rivetkit/context.hpp"
 #include "rivetkit/error.hpp"
 #include "rivetkit/options.hpp"
+#include "rivetkit/raw.hpp"
 #include "rivetkit/value.hpp"

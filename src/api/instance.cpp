@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "core/actor/context.hpp"
 #include "rivetkit/context.hpp"
 #include "rivetkit/detail/callable.hpp"
+#include "rivetkit/raw.hpp"
 
 namespace rivetkit {
 
@@ -32,6 +36,7 @@ const Bytes& InstanceCore::sync_state(bool request_save) {
     if (current != encoded_) {
         encoded_ = std::move(current);
         dirty_ = true;
+        ++version_;
         if (request_save)
             ctx_->request_save({});
     }
@@ -111,4 +116,20 @@ Error invalid_arity(std::string_view action, std::size_t expected_min, std::size
 }
 
 }  // namespace detail
+}  // namespace rivetkit
+
+namespace rivetkit {
+
+std::optional<std::string> Request::header(std::string_view wanted) const {
+    for (const auto& [name, value] : headers) {
+        if (name.size() == wanted.size() &&
+            std::equal(name.begin(), name.end(), wanted.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) ==
+                       std::tolower(static_cast<unsigned char>(b));
+            }))
+            return value;
+    }
+    return std::nullopt;
+}
+
 }  // namespace rivetkit

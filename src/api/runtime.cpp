@@ -10,8 +10,11 @@
 //    action's own reply_after_durable wait) needs it while user code is suspended.
 //  - User handlers run in their own coroutine, started inline: a synchronous handler finishes
 //    before the loop looks at the next event; a suspended one lets the loop go on.
-//  - After each handler the state is compared with its last encoding; a change marks it dirty
-//    and requests a debounced save.
+//  - After each handler the state is compared with its last encoding; a change marks it dirty,
+//    requests a debounced save and runs on_state_change.
+//  - Start order: state (snapshot, or create_state + on_create), create_vars, on_wake.
+//  - A raw WebSocket is accepted when on_websocket returns or first suspends, refused when it
+//    throws before that.
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -46,6 +49,26 @@ boost::asio::awaitable<Status> guarded(MakeHook make) {
     co_return error_from_exception(failure);
 }
 
+// Syncs the state after a handler; a change requests a save and runs on_state_change once
+// (whose own changes are saved, not notified again).
+void sync_state(const Definition& def, const InstancePtr& instance) {
+    instance->sync_state(true);
+    if (instance->state_version() == instance->notified_version)
+        return;
+    instance->notified_version = instance->state_version();
+    if (!def.on_state_change)
+        return;
+    try {
+        def.on_state_change(instance);
+    } catch (...) {
+        const Error error = error_from_exception(std::current_exception());
+        log::warn("actor on_state_change failed",
+                  {{"actor_id", instance->actor_id()}, {"error", error.to_string()}});
+    }
+    instance->sync_state(true);
+    instance->notified_version = instance->state_version();
+}
+
 boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, InstancePtr instance,
                                                     std::optional<core::ConnHandle> conn,
                                                     Bytes args_cbor) {
@@ -75,7 +98,7 @@ boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
     const ActionEntry& entry = found->second;
     Result<Bytes> result =
         co_await invoke_action(entry, instance, std::move(action.conn), std::move(action.args));
-    instance->sync_state(true);
+    sync_state(*def, instance);
     if (result.ok() && entry.options.reply_after_durable) {
         core::RequestSaveOpts opts{true, std::nullopt};
         Status saved = co_await instance->ctx().request_save_and_wait(opts);
@@ -86,17 +109,61 @@ boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
 }
 
 // A lifecycle or connection hook; an absent (empty) hook succeeds.
-boost::asio::awaitable<void> run_hook(InstancePtr instance, MakeHook make,
+boost::asio::awaitable<void> run_hook(DefinitionPtr def, InstancePtr instance, MakeHook make,
                                       std::optional<core::Reply<void>> reply) {
     Status status;
     if (make)
         status = co_await guarded(std::move(make));
-    instance->sync_state(true);
+    sync_state(*def, instance);
     if (reply)
         reply->send(std::move(status));
     else if (!status.ok())
         log::warn("actor hook failed",
                   {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
+}
+
+boost::asio::awaitable<void> run_request(DefinitionPtr def, InstancePtr instance,
+                                         event::HttpRequestEv ev) {
+    Request request{std::move(ev.request.method), std::move(ev.request.path),
+                    std::move(ev.request.headers), std::move(ev.request.body)};
+    std::exception_ptr failure;
+    std::optional<Response> response;
+    try {
+        boost::asio::awaitable<Response> pending = def->on_request(instance, std::move(request));
+        response = co_await std::move(pending);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    sync_state(*def, instance);
+    if (!response) {
+        ev.reply.send(error_from_exception(failure));
+        co_return;
+    }
+    core::HttpResponse out;
+    out.status = response->status;
+    out.headers = std::move(response->headers);
+    out.body = std::move(response->body);
+    ev.reply.send(std::move(out));
+}
+
+// Runs on_websocket; `accept` is answered here when the hook returns or throws without having
+// suspended, otherwise by Loop::serve once the hook first suspended.
+boost::asio::awaitable<void> run_websocket(DefinitionPtr def, InstancePtr instance,
+                                           WebSocket socket, Request upgrade,
+                                           std::shared_ptr<core::Reply<void>> accept) {
+    // Named, not a temporary inside the co_await: GCC 12 destroys such temporaries twice.
+    MakeHook make = [def, instance, socket, upgrade = std::move(upgrade)]() {
+        return def->on_websocket(instance, socket, upgrade);
+    };
+    Status status = co_await guarded(std::move(make));
+    if (!accept->answered()) {
+        accept->send(status);
+    } else if (!status.ok()) {
+        log::warn("actor on_websocket failed; closing the socket",
+                  {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
+        socket.close(1011, "internal error");
+    }
+    sync_state(*def, instance);
 }
 
 // Starts `work` now; it runs inline until its first suspension.
@@ -137,15 +204,16 @@ class Loop {
                                                                        decoded.error().message()));
                 return hook(instance, conn, std::move(decoded).value());
             };
-        start(ctx(), run_hook(inst_, std::move(make), std::move(e.reply)));
+        start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
     }
 
     void serve(event::ConnectionOpen& e) {
-        start(ctx(), run_hook(inst_, conn_call(def_->on_connect, e.conn), std::move(e.reply)));
+        start(ctx(),
+              run_hook(def_, inst_, conn_call(def_->on_connect, e.conn), std::move(e.reply)));
     }
 
     void serve(event::ConnectionClosed& e) {
-        start(ctx(), run_hook(inst_, conn_call(def_->on_disconnect, e.conn), std::nullopt));
+        start(ctx(), run_hook(def_, inst_, conn_call(def_->on_disconnect, e.conn), std::nullopt));
     }
 
     void serve(event::RunGracefulCleanup& e) {
@@ -154,13 +222,17 @@ class Loop {
         MakeHook make;
         if (hook)
             make = [hook, instance = inst_]() { return hook(instance); };
-        start(ctx(), run_hook(inst_, std::move(make), std::move(e.reply)));
+        start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
     }
 
     void serve(event::SubscribeRequest& e) { e.reply.send(Status{}); }
     void serve(event::DisconnectConn& e) { e.reply.send(Status{}); }
 
     void serve(event::HttpRequestEv& e) {
+        if (def_->on_request) {
+            start(ctx(), run_request(def_, inst_, std::move(e)));
+            return;
+        }
         core::HttpResponse response;
         response.status = 404;
         response.headers["content-type"] = "text/plain";
@@ -168,6 +240,21 @@ class Loop {
         e.reply.send(std::move(response));
     }
     void serve(event::WebSocketOpen& e) {
+        if (def_->on_websocket && e.socket) {
+            auto accept = std::make_shared<core::Reply<void>>(std::move(e.reply));
+            Request upgrade;
+            if (e.request)
+                upgrade = Request{std::move(e.request->method), std::move(e.request->path),
+                                  std::move(e.request->headers), std::move(e.request->body)};
+            start(ctx(), run_websocket(def_, inst_, WebSocket(e.socket), std::move(upgrade),
+                                       accept));
+            if (!accept->answered()) {
+                // The hook suspended: the socket is its now.
+                accept->send(Status{});
+                sync_state(*def_, inst_);
+            }
+            return;
+        }
         e.reply.send(errors::actor_invalid_operation("this actor does not accept raw websockets"));
     }
     void serve(event::QueueSend& e) {
@@ -215,6 +302,10 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
                 co_await std::move(pending);
             }
         }
+        {
+            boost::asio::awaitable<void> vars = def.create_vars(instance);
+            co_await std::move(vars);
+        }
         if (def.on_wake) {
             boost::asio::awaitable<void> pending = def.on_wake(instance);
             co_await std::move(pending);
@@ -228,6 +319,8 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
         } else {
             instance->sync_state(true);
         }
+        // Start-hook changes are not state-change notifications.
+        instance->notified_version = instance->state_version();
         co_return Status{};
     } catch (...) {
         failure = std::current_exception();

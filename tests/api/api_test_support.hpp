@@ -122,6 +122,35 @@ class ActorHarness {
         co_return std::move(*reply);
     }
 
+    // A raw HTTP request (`/request/...`, path already stripped), as the registry dispatches it.
+    Task<Result<core::HttpResponse>> request(core::HttpRequest request) {
+        auto [reply_tx, reply_rx] = rt::oneshot<Result<core::HttpResponse>>();
+        EXPECT_TRUE(dispatch_tx_->send(
+            core::DispatchCommand(core::dispatch::Http{std::move(request), std::move(reply_tx)})));
+        auto reply = co_await reply_rx.recv();
+        if (!reply)
+            co_return errors::actor_dropped_reply();
+        co_return std::move(*reply);
+    }
+
+    // Opens a raw WebSocket (`/websocket/...`) over `socket`; the accept/refuse answer.
+    // (Not a coroutine with default arguments: GCC 12 mishandles those.)
+    Task<Status> open_websocket(std::shared_ptr<core::RawWebSocket> socket) {
+        core::HttpRequest upgrade;
+        upgrade.path = "/";
+        return open_websocket(std::move(socket), std::move(upgrade));
+    }
+    Task<Status> open_websocket(std::shared_ptr<core::RawWebSocket> socket,
+                                core::HttpRequest upgrade) {
+        auto [reply_tx, reply_rx] = rt::oneshot<Status>();
+        const std::string conn_id = "ws-test";
+        EXPECT_TRUE(dispatch_tx_->send(core::DispatchCommand(core::dispatch::OpenWebSocket{
+            core::ConnHandle(conn_id, {}, {}, false), std::move(upgrade), std::move(reply_tx),
+            std::move(socket)})));
+        auto reply = co_await reply_rx.recv();
+        co_return reply ? std::move(*reply) : Status(errors::actor_dropped_reply());
+    }
+
     // Opens a connection with `params` that records the events it receives, subscribed to
     // `event` unless empty.
     Task<Result<core::ConnHandle>> connect(Json params,

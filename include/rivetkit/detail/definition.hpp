@@ -13,6 +13,7 @@
 #include "core/actor/connection.hpp"
 #include "rivetkit/context.hpp"
 #include "rivetkit/options.hpp"
+#include "rivetkit/raw.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit::core {
@@ -33,6 +34,9 @@ struct ActionEntry {
 using Hook = std::function<boost::asio::awaitable<void>(InstancePtr)>;
 using InputHook = std::function<boost::asio::awaitable<void>(InstancePtr, Json input)>;
 using ConnHook = std::function<boost::asio::awaitable<void>(InstancePtr, core::ConnHandle)>;
+using RequestHook = std::function<boost::asio::awaitable<Response>(InstancePtr, Request)>;
+using WebSocketHook =
+    std::function<boost::asio::awaitable<void>(InstancePtr, WebSocket, Request upgrade)>;
 using ParamsHook =
     std::function<boost::asio::awaitable<void>(InstancePtr, core::ConnHandle, Json params)>;
 
@@ -49,6 +53,13 @@ struct Definition {
     ParamsHook on_before_connect;
     ConnHook on_connect;
     ConnHook on_disconnect;
+    // Makes the generation's vars (after on_create, before on_wake); always set.
+    Hook create_vars;
+    // Raw HTTP / raw WebSocket; empty: 404 / refused.
+    RequestHook on_request;
+    WebSocketHook on_websocket;
+    // Synchronous; run after a handler changed the state.
+    std::function<void(InstancePtr)> on_state_change;
 };
 
 // The core factory that runs `definition` for each actor generation.
