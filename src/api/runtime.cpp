@@ -188,7 +188,9 @@ class Loop {
     void serve(event::SerializeState& e) {
         Bytes encoded = inst_->sync_state(false);
         std::vector<core::StateDelta> deltas;
-        if (inst_->take_dirty() || e.reason == core::SerializeStateReason::Inspector)
+        // An inspector read must not consume the dirty flag, or the next save would skip it.
+        const bool inspector = e.reason == core::SerializeStateReason::Inspector;
+        if (inspector || inst_->take_dirty())
             deltas.push_back(core::StateDelta::actor_state(std::move(encoded)));
         e.reply.send(std::move(deltas));
     }

@@ -110,9 +110,11 @@ boost::asio::awaitable<Status> run_counter(core::ActorStart start) {
                     e.reply.send(counter.action(e.name, e.args));
                 } else if constexpr (std::is_same_v<E, event::SerializeState>) {
                     std::vector<core::StateDelta> deltas;
+                    // An inspector read leaves the dirty flag for the next save.
                     if (counter.dirty || e.reason == core::SerializeStateReason::Inspector)
                         deltas.push_back(core::StateDelta::actor_state(counter.state()));
-                    counter.dirty = false;
+                    if (e.reason == core::SerializeStateReason::Save)
+                        counter.dirty = false;
                     e.reply.send(std::move(deltas));
                 } else if constexpr (std::is_same_v<E, event::HttpRequestEv>) {
                     core::HttpResponse r;

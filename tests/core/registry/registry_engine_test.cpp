@@ -253,3 +253,66 @@ TEST_F(RegistryEngine, RawWebSocketPassesFramesThroughToTheActor) {
 
 }  // namespace
 }  // namespace rivetkit::testing
+
+namespace rivetkit::testing {
+namespace {
+
+TEST_F(RegistryEngine, QueueSendAndInspectorWithItsToken) {
+    // POST /queue/{name}: the runtime's QueueSend answer in the request's encoding.
+    auto q = post(query_target("/queue/jobs", "k7"), R"({"body":{"a":1}})", "json");
+    EXPECT_EQ(q.status, 200u) << q.body;
+    EXPECT_EQ(q.body, R"({"status":"completed"})");
+    auto bad = http_request(engine_->guard_port(), "GET", query_target("/queue/jobs", "k7"));
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->status, 405u);
+
+    // The inspector token is the random value the actor stored under KV key [3].
+    auto inc = post(query_target("/action/increment", "k7"), R"({"args":[5]})", "json");
+    const std::string actor_id = inc.header("x-rivet-actor").value_or("");
+    ASSERT_FALSE(actor_id.empty());
+    auto token = engine_->api("GET", "/actors/" + actor_id + "/kv/keys/Aw%3D%3D?namespace=default");
+    ASSERT_TRUE(token.ok());
+    ASSERT_EQ(token->status, 200u) << token->body;
+    auto token_json = json::parse(token->body, nullptr, false);
+    ASSERT_TRUE(token_json.contains("value")) << token->body;
+    // The API returns the value base64-encoded.
+    const std::string b64 = token_json["value"];
+    std::string value;
+    {
+        static const std::string alphabet =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        int bits = 0;
+        unsigned acc = 0;
+        for (char c : b64) {
+            auto pos = alphabet.find(c);
+            if (pos == std::string::npos)
+                break;
+            acc = (acc << 6) | static_cast<unsigned>(pos);
+            bits += 6;
+            if (bits >= 8) {
+                bits -= 8;
+                value.push_back(static_cast<char>((acc >> bits) & 0xFF));
+            }
+        }
+    }
+    ASSERT_FALSE(value.empty());
+    auto denied = http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k7"),
+                               {}, {{"authorization", "Bearer wrong"}});
+    ASSERT_TRUE(denied.ok());
+    EXPECT_EQ(denied->status, 401u);
+    auto state = http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k7"),
+                              {}, {{"authorization", "Bearer " + value}});
+    ASSERT_TRUE(state.ok());
+    EXPECT_EQ(state->status, 200u) << state->body;
+    EXPECT_EQ(json::parse(state->body, nullptr, false)["state"], json({{"count", 5}}));
+
+    // Reading the state for the inspector must not swallow the pending save: after a sleep the
+    // actor wakes with the count it had.
+    post(query_target("/action/goToSleep", "k7"), R"({"args":[]})", "json");
+    ASSERT_TRUE(host_->wait_actor(actor_id, false));
+    auto after = post(query_target("/action/getCount", "k7"), R"({"args":[]})", "json");
+    EXPECT_EQ(after.body, R"({"output":5})");
+}
+
+}  // namespace
+}  // namespace rivetkit::testing
