@@ -270,7 +270,8 @@ class Actor {
             using R = std::invoke_result_t<F&>;
             if constexpr (detail::Awaited<R>::is_async) {
                 R pending = fn();
-                t->vars.emplace(co_await std::move(pending));
+                Vars made = co_await std::move(pending);
+                t->vars.emplace(std::move(made));
             } else {
                 t->vars.emplace(fn());
             }
@@ -279,7 +280,8 @@ class Actor {
             using R = std::invoke_result_t<F&, Context&>;
             if constexpr (detail::Awaited<R>::is_async) {
                 R pending = fn(c);
-                t->vars.emplace(co_await std::move(pending));
+                Vars made = co_await std::move(pending);
+                t->vars.emplace(std::move(made));
             } else {
                 t->vars.emplace(fn(c));
             }

@@ -355,5 +355,40 @@ TEST(TypedStateChange, its_own_changes_are_saved_not_renotified_and_throws_are_l
     }());
 }
 
+TEST(TypedRaw, coroutine_on_request_and_create_vars) {
+    struct Slow {
+        std::string tag;
+    };
+    auto actor =
+        Actor<RawState, Slow>()
+            .create_vars([](ActorContext<RawState, Slow>& c) -> Task<Slow> {
+                co_await c.core_context().clock().sleep_for(5ms);
+                co_return Slow{"made"};
+            })
+            .on_request([](ActorContext<RawState, Slow>& c, const Request& req) -> Task<Response> {
+                co_await c.core_context().clock().sleep_for(50ms);
+                c.state().hits += 1;
+                co_return Response::text(c.vars().tag + " " + req.path, 202);
+            });
+    auto plain = Actor<RawState, Slow>().create_vars([] { return Slow{"plain"}; });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        const auto sent_at = h.clock().now();
+        auto r = co_await h.request(http("GET", "/slow"));
+        CO_ASSERT(r.ok());
+        EXPECT_EQ(r->status, 202);
+        EXPECT_EQ(std::string(r->body.begin(), r->body.end()), "made /slow");
+        EXPECT_GE(h.clock().now() - sent_at, std::chrono::milliseconds(50));
+        EXPECT_TRUE(h.ctx().save_requested()) << "a change after a suspension is still saved";
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+    ActorHarness p(plain.factory());
+    p.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await p.start()).ok());
+        EXPECT_TRUE((co_await p.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 }  // namespace
 }  // namespace rivetkit::api_test
