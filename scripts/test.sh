@@ -2,8 +2,9 @@
 # The whole test suite, exactly as CI runs it:
 #   1. install dependencies (idempotent),
 #   2. warnings-as-errors build + every test,
-#   3. ASan+UBSan build + every test,
-#   4. bounded libFuzzer runs of the decoders.
+#   3. the installed CMake package, used by an outside project (examples/outside),
+#   4. ASan+UBSan build + every test,
+#   5. bounded libFuzzer runs of the decoders.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/deps.sh"
@@ -22,6 +23,9 @@ echo "== build (release, -Werror)"
 build build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== tests (release)"
 ctest --test-dir build/ci --output-on-failure -j "$jobs"
+
+echo "== package (cmake --install, examples/outside built against it with find_package)"
+bash "$here/check-package.sh" build/ci
 
 echo "== build (asan+ubsan)"
 build build/asan -DCMAKE_BUILD_TYPE=Debug -DRIVETKIT_SANITIZE=ON -DRIVETKIT_BENCH=OFF
