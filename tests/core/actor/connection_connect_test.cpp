@@ -1,0 +1,118 @@
+// The connect path (ActorContext::connect_conn) on virtual time: preflight and open round trips
+// to the runtime, their timeouts, refusals, and the managed disconnect that follows.
+
+#include <gtest/gtest.h>
+
+#include "task_test_support.hpp"
+
+namespace rivetkit::core::test {
+namespace {
+
+struct Wired {
+    ActorContext ctx;
+    rt::Receiver<ActorEvent> events;
+};
+
+Wired wired(rt::TestRuntime& rt, std::string id) {
+    auto ctx = new_with_kv(rt, id, "conn-" + id, std::make_shared<InMemoryKv>());
+    auto [tx, rx] = rt::unbounded_channel<ActorEvent>();
+    ctx.configure_actor_events(std::move(tx));
+    return {ctx, std::move(rx)};
+}
+
+TEST(ActorConnect, preflight_then_open_adds_the_connection_and_disconnect_reports_it) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-ok");
+    rt.block_on([&]() -> Task<void> {
+        ConnectOptions options;
+        options.params = Bytes{0xa1, 0x61, 0x75, 0x01};  // {"u": 1}
+        auto connecting = rt::spawn(rt.executor(), w.ctx.connect_conn(std::move(options)));
+        auto first = co_await w.events.recv();
+        CO_ASSERT(first.has_value());
+        auto* preflight = std::get_if<event::ConnectionPreflight>(&*first);
+        CO_ASSERT(preflight != nullptr);
+        EXPECT_EQ(preflight->params, (Bytes{0xa1, 0x61, 0x75, 0x01}));
+        EXPECT_TRUE(w.ctx.conns().empty()) << "not added before preflight succeeded";
+        preflight->reply.send(Status{});
+        auto second = co_await w.events.recv();
+        CO_ASSERT(second.has_value());
+        auto* open = std::get_if<event::ConnectionOpen>(&*second);
+        CO_ASSERT(open != nullptr);
+        EXPECT_EQ(w.ctx.conns().size(), 1u) << "added before the open hook runs";
+        open->reply.send(Status{});
+        auto joined = co_await connecting.join();
+        CO_ASSERT(joined.is_ok());
+        Result<ConnHandle> conn = std::move(joined).value();
+        CO_ASSERT(conn.ok());
+        EXPECT_EQ(conn->id().size(), 36u);
+
+        Status gone = co_await conn->disconnect(std::string("bye"));
+        EXPECT_TRUE(gone.ok());
+        EXPECT_TRUE(w.ctx.conns().empty());
+        auto closed = co_await w.events.recv();
+        CO_ASSERT(closed.has_value());
+        EXPECT_TRUE(std::holds_alternative<event::ConnectionClosed>(*closed));
+    }());
+}
+
+TEST(ActorConnect, unanswered_preflight_times_out_after_both_budgets) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-timeout");
+    rt.block_on([&]() -> Task<void> {
+        const auto start = rt.clock().now();
+        auto connecting = rt::spawn(rt.executor(), w.ctx.connect_conn(ConnectOptions{}));
+        auto held = co_await w.events.recv();  // keep the reply alive, never answer
+        CO_ASSERT(held.has_value());
+        auto joined = co_await connecting.join();
+        CO_ASSERT(joined.is_ok());
+        Result<ConnHandle> conn = std::move(joined).value();
+        CO_ASSERT(!conn.ok());
+        EXPECT_EQ(conn.error().group(), "actor");
+        EXPECT_EQ(conn.error().code(), "callback_timed_out");
+        const auto budget = w.ctx.config().on_before_connect_timeout +
+                            w.ctx.config().create_conn_state_timeout;
+        EXPECT_EQ(rt.clock().now() - start, budget);
+        EXPECT_TRUE(w.ctx.conns().empty());
+    }());
+}
+
+TEST(ActorConnect, refused_open_removes_the_connection_again) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-refused");
+    rt.block_on([&]() -> Task<void> {
+        auto connecting = rt::spawn(rt.executor(), w.ctx.connect_conn(ConnectOptions{}));
+        auto first = co_await w.events.recv();
+        CO_ASSERT(first.has_value());
+        std::get<event::ConnectionPreflight>(*first).reply.send(Status{});
+        auto second = co_await w.events.recv();
+        CO_ASSERT(second.has_value());
+        std::get<event::ConnectionOpen>(*second).reply.send(
+            errors::user("not_allowed", "go away"));
+        auto joined = co_await connecting.join();
+        CO_ASSERT(joined.is_ok());
+        Result<ConnHandle> conn = std::move(joined).value();
+        CO_ASSERT(!conn.ok());
+        EXPECT_EQ(conn.error().code(), "not_allowed");
+        EXPECT_TRUE(w.ctx.conns().empty());
+    }());
+}
+
+TEST(ActorConnect, dropped_preflight_reply_is_an_error_not_a_hang) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-dropped");
+    rt.block_on([&]() -> Task<void> {
+        auto connecting = rt::spawn(rt.executor(), w.ctx.connect_conn(ConnectOptions{}));
+        {
+            auto first = co_await w.events.recv();  // dropped at the end of this scope
+            CO_ASSERT(first.has_value());
+        }
+        auto joined = co_await connecting.join();
+        CO_ASSERT(joined.is_ok());
+        Result<ConnHandle> conn = std::move(joined).value();
+        CO_ASSERT(!conn.ok());
+        EXPECT_EQ(conn.error().code(), "dropped_reply");
+    }());
+}
+
+}  // namespace
+}  // namespace rivetkit::core::test
