@@ -142,6 +142,38 @@ class Actor {
         };
         return *this;
     }
+    // Upstream's `createConnState`: `(Context&, Params params) -> ConnState` or `(Context&) ->
+    // ConnState`, synchronous, run for each new connection after on_before_connect (a throw
+    // refuses the connection). The result is stored as the CBOR of its JSON form in core's
+    // connection state (saved with a hibernatable connection's [2] record); read it with
+    // `conn.state<ConnState>()`, change it with `conn.set_state(value)`.
+    template <typename F>
+    Actor& create_conn_state(F fn) {
+        using Args = typename detail::SignatureOf<F>::args;
+        static_assert(!detail::Awaited<typename detail::SignatureOf<F>::result>::is_async,
+                      "create_conn_state is synchronous");
+        def_.create_conn_state = [fn = std::move(fn)](detail::InstancePtr instance,
+                                                      const core::ConnHandle& conn,
+                                                      const Json& params) {
+            Context c(typed(instance));
+            Json made;
+            if constexpr (std::tuple_size_v<Args> == 1) {
+                made = fn(c);
+            } else {
+                using Params = std::remove_cvref_t<std::tuple_element_t<1, Args>>;
+                auto decoded = detail::decode_value<Params>(params);
+                if (!decoded.ok())
+                    throw ErrorException(errors::actor_invalid_request(
+                        "connection params: " + decoded.error().message()));
+                made = fn(c, std::move(decoded).value());
+            }
+            conn.set_state(to_cbor(made));
+            if (c.touched())
+                instance->touched = true;
+        };
+        return *this;
+    }
+
     // `(Context&, Conn& conn)` once the connection joined / after it left.
     template <typename F>
     Actor& on_connect(F fn) {
@@ -162,6 +194,21 @@ class Actor {
         def_.create_vars = [fn = std::move(fn)](detail::InstancePtr instance) {
             return make_vars(fn, std::move(instance));
         };
+        return *this;
+    }
+
+    // Upstream's `run`: `(Context&) -> awaitable<void>`, started once the actor is ready (after
+    // on_wake, every generation) and running beside the events. While it runs core counts a run
+    // handler: the actor does not idle-sleep, and a sleep waits for it to return. It must end
+    // when `c.abort_signal()` is cancelled (sleep or destroy began): loop on
+    // `co_await c.sleep_for(d)` (false once aborted) or check `c.aborted()`. Returning early is
+    // allowed (the actor then sleeps normally); a throw is logged. State changes are saved at
+    // each sleep_for and when it returns.
+    template <typename F>
+    Actor& run(F fn) {
+        static_assert(detail::Awaited<std::invoke_result_t<F&, Context&>>::is_async,
+                      "run returns boost::asio::awaitable<void>");
+        def_.run = hook(std::move(fn));
         return *this;
     }
 

@@ -19,12 +19,14 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "base/bytes.hpp"
 #include "core/actor/connection.hpp"
 #include "core/actor/kv.hpp"
+#include "runtime/cancellation.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
@@ -48,6 +50,27 @@ class Conn {
     template <typename T>
     T params_as() const {
         return params().template get<T>();
+    }
+
+    // Per-connection state (upstream's `conn.state`), stored in core's connection as CBOR; made
+    // by Actor::create_conn_state before on_connect. For a hibernatable connection set_state
+    // queues a save of its [2] record, so the state survives the actor sleeping.
+    // state_json(): null when none was set; throws ErrorException when the bytes are not CBOR.
+    Json state_json() const;
+    // The state decoded as T; a default T when none was set (T default-constructible).
+    template <typename T>
+    T state() const {
+        Json value = state_json();
+        if constexpr (std::is_default_constructible_v<T>) {
+            if (value.is_null())
+                return T{};
+        }
+        return value.template get<T>();
+    }
+    template <typename T>
+    void set_state(const T& value) const {
+        const Json encoded = value;
+        handle_.set_state(to_cbor(encoded));
     }
     // Sends event `name` with `args` to this connection only (logged, not thrown, on failure).
     template <typename... Args>
@@ -104,6 +127,11 @@ class InstanceCore {
     const core::Kv& kv() const;
     std::vector<Conn> conns() const;
     boost::asio::awaitable<void> save_state();
+    // A keep-awake region (core RegionKind::KeepAwake) held until the returned guard is dropped.
+    std::shared_ptr<void> keep_awake_guard() const;
+    bool wait_until(boost::asio::awaitable<void> work) const;
+    const rt::CancellationToken& abort_signal() const;
+    boost::asio::awaitable<bool> sleep_for(std::chrono::milliseconds delay);
 
   private:
     std::unique_ptr<core::ActorContext> ctx_;
@@ -186,12 +214,51 @@ class ActorContext {
 
     const core::Kv& kv() const { return instance_->kv(); }
     std::vector<Conn> conns() const { return instance_->conns(); }
+
+    // Runs `work` while holding a keep-awake region: the actor does not go to sleep while it is
+    // pending (core's ActorContext::keep_awake, upstream's `c.keepAwake(promise)`).
+    template <typename T>
+    boost::asio::awaitable<T> keep_awake(boost::asio::awaitable<T> work) const {
+        return keep_awake_impl<T>(instance_->keep_awake_guard(), std::move(work));
+    }
+    // Detached work that delays shutdown (not idle sleep) until it finishes or the grace period
+    // ends (core's ActorContext::wait_until, upstream's `c.waitUntil(promise)`). False when the
+    // actor is already tearing down (the work is dropped).
+    bool wait_until(boost::asio::awaitable<void> work) const {
+        return instance_->wait_until(std::move(work));
+    }
+
+    // Cancelled when the actor starts shutting down (sleep or destroy grace); what a `run`
+    // handler watches to end (upstream's `c.abortSignal`).
+    const rt::CancellationToken& abort_signal() const { return instance_->abort_signal(); }
+    bool aborted() const { return abort_signal().is_cancelled(); }
+    // Waits `delay` (virtual in tests); false when the actor was aborted first. State changes
+    // made so far are saved (debounced) before waiting.
+    boost::asio::awaitable<bool> sleep_for(std::chrono::milliseconds delay) {
+        if (touched_)
+            instance_->touched = true;
+        touched_ = false;
+        return instance_->sleep_for(delay);
+    }
     // The core context underneath (include core/actor/context.hpp to use it).
     const core::ActorContext& core_context() const { return instance_->ctx(); }
 
     bool touched() const noexcept { return touched_; }
 
   protected:
+    template <typename T>
+    static boost::asio::awaitable<T> keep_awake_impl(std::shared_ptr<void> guard,
+                                                     boost::asio::awaitable<T> work) {
+        if constexpr (std::is_void_v<T>) {
+            co_await std::move(work);
+            guard.reset();
+        } else {
+            T out = co_await std::move(work);
+            guard.reset();
+            co_return out;
+        }
+    }
+
     std::shared_ptr<detail::Instance<State, Vars>> instance_;
     bool touched_ = false;
 };

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/actor/context.hpp"
+#include "runtime/select.hpp"
 #include "rivetkit/context.hpp"
 #include "rivetkit/detail/callable.hpp"
 #include "rivetkit/raw.hpp"
@@ -17,6 +18,17 @@ Json Conn::params() const {
     if (!decoded.ok())
         throw ErrorException(
             errors::actor_invalid_request("connection params: " + decoded.error().message()));
+    return std::move(decoded).value();
+}
+
+Json Conn::state_json() const {
+    const Bytes bytes = handle_.state();
+    if (bytes.empty())
+        return nullptr;
+    auto decoded = from_cbor(bytes);
+    if (!decoded.ok())
+        throw ErrorException(
+            errors::actor_invalid_request("connection state: " + decoded.error().message()));
     return std::move(decoded).value();
 }
 
@@ -87,6 +99,30 @@ boost::asio::awaitable<void> InstanceCore::save_state() {
     core::RequestSaveOpts opts{true, std::nullopt};
     Status saved = co_await ctx_->request_save_and_wait(opts);
     saved.value();
+}
+
+std::shared_ptr<void> InstanceCore::keep_awake_guard() const {
+    return std::make_shared<core::WorkRegion>(ctx_->keep_awake_region());
+}
+
+bool InstanceCore::wait_until(boost::asio::awaitable<void> work) const {
+    return ctx_->wait_until(std::move(work));
+}
+
+const rt::CancellationToken& InstanceCore::abort_signal() const {
+    return ctx_->actor_abort_signal();
+}
+
+boost::asio::awaitable<bool> InstanceCore::sleep_for(std::chrono::milliseconds delay) {
+    // Changes made so far are saved like a handler's (debounced).
+    sync_state(true);
+    core::ActorContext ctx = *ctx_;
+    const rt::CancellationToken& abort = ctx.actor_abort_signal();
+    if (abort.is_cancelled())
+        co_return false;
+    const auto deadline = ctx.clock().now() + delay;
+    const std::size_t arm = co_await rt::select(abort, rt::deadline(ctx.clock(), deadline));
+    co_return arm == 1;
 }
 
 std::string describe_json_error(const char* what) {

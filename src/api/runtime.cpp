@@ -12,7 +12,9 @@
 //    before the loop looks at the next event; a suspended one lets the loop go on.
 //  - After each handler the state is compared with its last encoding; a change marks it dirty,
 //    requests a debounced save and runs on_state_change.
-//  - Start order: state (snapshot, or create_state + on_create), create_vars, on_wake.
+//  - Start order: state (snapshot, or create_state + on_create), create_vars, on_wake,
+//    startup_ready, then the run handler (under core's RunHandler region) beside the event loop.
+//  - Preflight: on_before_connect, then create_conn_state (the connection's CBOR state bytes).
 //  - A raw WebSocket is accepted when on_websocket returns or first suspends, refused when it
 //    throws before that.
 
@@ -166,6 +168,37 @@ boost::asio::awaitable<void> run_websocket(DefinitionPtr def, InstancePtr instan
     sync_state(*def, instance);
 }
 
+// on_before_connect, then create_conn_state.
+boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
+                                       core::ConnHandle conn, Bytes params_cbor) {
+    Json params = nullptr;
+    if (!params_cbor.empty()) {
+        auto decoded = from_cbor(params_cbor);
+        if (!decoded.ok())
+            throw ErrorException(
+                errors::actor_invalid_request("connection params: " + decoded.error().message()));
+        params = std::move(decoded).value();
+    }
+    if (def->on_before_connect) {
+        boost::asio::awaitable<void> pending = def->on_before_connect(instance, conn, params);
+        co_await std::move(pending);
+    }
+    if (def->create_conn_state)
+        def->create_conn_state(instance, conn, params);
+}
+
+// The run handler, under core's RunHandler region until it returns.
+boost::asio::awaitable<void> run_handler(DefinitionPtr def, InstancePtr instance) {
+    core::WorkRegion region = instance->ctx().region(core::RegionKind::RunHandler);
+    MakeHook make = [def, instance]() { return def->run(instance); };
+    Status status = co_await guarded(std::move(make));
+    sync_state(*def, instance);
+    if (!status.ok())
+        log::warn("actor run handler failed",
+                  {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
+    region.release();
+}
+
 // Starts `work` now; it runs inline until its first suspension.
 void start(const core::ActorContext& ctx, boost::asio::awaitable<void> work) {
     boost::asio::co_spawn(ctx.executor(), std::move(work), boost::asio::detached);
@@ -196,15 +229,10 @@ class Loop {
     }
 
     void serve(event::ConnectionPreflight& e) {
-        const ParamsHook& hook = def_->on_before_connect;
         MakeHook make;
-        if (hook)
-            make = [hook, instance = inst_, conn = e.conn, params = e.params]() {
-                auto decoded = from_cbor(params);
-                if (!decoded.ok())
-                    throw ErrorException(errors::actor_invalid_request("connection params: " +
-                                                                       decoded.error().message()));
-                return hook(instance, conn, std::move(decoded).value());
+        if (def_->on_before_connect || def_->create_conn_state)
+            make = [def = def_, instance = inst_, conn = e.conn, params = e.params]() {
+                return preflight(def, instance, conn, params);
             };
         start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
     }
@@ -340,6 +368,8 @@ boost::asio::awaitable<Status> run_generation(DefinitionPtr def, core::ActorStar
         co_return prepared;
 
     core::ActorEvents events = std::move(start_info.events);
+    if (def->run)
+        start(instance->ctx(), run_handler(def, instance));
     Loop loop(def, instance);
     while (auto ev = co_await events.recv())
         loop.handle(*ev);

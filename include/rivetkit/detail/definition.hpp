@@ -51,6 +51,8 @@ struct Definition {
     Hook on_sleep;
     Hook on_destroy;
     ParamsHook on_before_connect;
+    // Sets the connection's state bytes (after on_before_connect, in the same preflight).
+    std::function<void(InstancePtr, const core::ConnHandle&, const Json& params)> create_conn_state;
     ConnHook on_connect;
     ConnHook on_disconnect;
     // Makes the generation's vars (after on_create, before on_wake); always set.
@@ -58,6 +60,8 @@ struct Definition {
     // Raw HTTP / raw WebSocket; empty: 404 / refused.
     RequestHook on_request;
     WebSocketHook on_websocket;
+    // Started once the generation is ready (after on_wake); holds core's RunHandler region.
+    Hook run;
     // Synchronous; run after a handler changed the state.
     std::function<void(InstancePtr)> on_state_change;
 };
