@@ -99,6 +99,34 @@ TEST(TypedExtras, conn_state_is_created_typed_and_stored_as_cbor) {
     }());
 }
 
+TEST(TypedExtras, hibernatable_conn_state_is_saved_in_its_conn_record) {
+    ActorHarness h(member_room().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        core::ConnectOptions options;
+        const Json bob{{"name", "bob"}};
+        options.params = to_cbor(bob);
+        options.is_hibernatable = true;
+        core::HibernatableConnectionMetadata meta;
+        meta.gateway_id = {1, 2, 3, 4};
+        meta.request_id = {5, 6, 7, 8};
+        meta.request_path = "/connect";
+        options.hibernation = meta;
+        auto conn = co_await h.ctx().connect_conn(std::move(options));
+        CO_ASSERT(conn.ok());
+        auto total = co_await h.call("bumpAll");
+        EXPECT_EQ(total.ok() ? *total : Json(), Json(11));
+        co_await h.clock().sleep_for(2s);  // past the save interval
+        auto record = h.kv().peek(core::keys::connection_key(conn->id()));
+        CO_ASSERT(record.has_value());
+        auto persisted = core::decode_persisted_connection(*record);
+        CO_ASSERT(persisted.ok());
+        auto state = from_cbor(persisted->state);
+        EXPECT_EQ(state.ok() ? *state : Json(), (Json{{"name", "bob"}, {"messages", 11}}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 TEST(TypedExtras, conn_state_without_create_conn_state_defaults) {
     auto factory = Actor<RoomState>()
                        .on_connect([](Room& c, Conn& conn) {
