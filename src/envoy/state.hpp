@@ -99,6 +99,8 @@ struct WsStream {
     std::deque<WebSocketMessage> early;
     std::uint16_t next_out_index = 0;
     std::optional<std::uint16_t> last_in_index;
+    // The last index acked to the gateway; a hibernating socket resumes from here.
+    std::optional<std::uint16_t> last_acked_index;
 };
 
 struct EnvoyState : std::enable_shared_from_this<EnvoyState> {

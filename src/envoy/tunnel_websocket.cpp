@@ -29,6 +29,7 @@ void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::str
 
 void ack(EnvoyState& st, WsStream& ws, std::uint16_t index) {
     if (ws.can_hibernate && !(ws.listener && ws.listener->acks_messages())) {
+        ws.last_acked_index = index;
         send_ws(st, ws, proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
     }
 }
@@ -99,6 +100,7 @@ void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen ope
     ws->headers = open.headers;
     // The gateway's WebSocketOpen is index 0; client messages continue from there.
     ws->last_in_index = 0;
+    ws->last_acked_index = 0;
     WebSocketOpen request{actor->actor_id, id, std::move(open.path), std::move(open.headers),
                           false};
     ws->can_hibernate = st.callbacks && st.callbacks->can_hibernate(request);
@@ -182,6 +184,7 @@ void ack_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t ind
     auto it = st.websockets.find(id.key());
     if (it == st.websockets.end() || it->second->hibernating || !it->second->can_hibernate)
         return;
+    it->second->last_acked_index = index;
     send_ws(st, *it->second,
             proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessageAck{index}});
 }
@@ -207,6 +210,9 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
             if (auto listener = std::move(ws->listener))
                 listener->on_hibernate();
             ws->early.clear();
+            // Delivered but never acked (the actor deferred it while entering sleep): the
+            // gateway sends it again after the wake, and it must not count as a duplicate then.
+            ws->last_in_index = ws->last_acked_index;
         } else {
             closing.push_back(ws);
         }

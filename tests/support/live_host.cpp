@@ -4,6 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/log.hpp"
+
 namespace rivetkit::testing {
 
 namespace asio = boost::asio;
@@ -11,6 +13,7 @@ namespace asio = boost::asio;
 LiveHost::LiveHost(std::string endpoint, std::string pool,
                    std::function<void(core::registry::CoreRegistry&)> setup)
     : work_(io_.get_executor()), clock_(io_.get_executor()) {
+    log::init_from_env();  // RIVET_LOG_LEVEL=debug shows the host's side of a failing test
     registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_);
     setup(*registry_);
     registry_->set_actor_observer([this](const std::string& actor_id, bool running) {
