@@ -2,7 +2,8 @@
 //  - "gateway 2": the body arrives inline in RequestStart, the response goes back inline;
 //  - "gateway 3" (stream / responseStream): the body arrives in chunks and we return credit with
 //    cumulative RequestBodyWindowUpdates (the gateway stalls after ~1 MiB otherwise); large
-//    responses are streamed in chunks with at most `response_window_bytes` un-acknowledged.
+//    responses are streamed in chunks, un-acknowledged bytes kept one chunk below
+//    `response_window_bytes` (see response_window_open).
 // The handler sees whole bodies both ways. Our message indexes run per request from 0, shared by
 // response frames and window updates (accepted by the engine).
 
@@ -37,6 +38,26 @@ void respond_actor_not_found(EnvoyState& st, const TunnelId& id) {
                                                proto::ToRivetTunnelMessageKind{std::move(start)}});
 }
 
+// Whether `n` more response body bytes may be sent now.
+//
+// Gateway 3 returns response credit (ResponseBodyWindowUpdate.consumedBytes) as its HTTP layer
+// takes the bytes, and separately bounds the bytes it queues per request between the tunnel and
+// that layer by the same 1 MiB (min(gateway_streaming_http_response_queue_max_bytes, window)).
+// That queue can still count a message whose bytes were already credited: measured on 2.3.19,
+// with a full window un-acknowledged the next chunk overflowed the queue whenever the client
+// read slowly (gateway log "actor response producer outpaced downstream delivery and filled the
+// HTTP response queue"; the gateway aborts the request and the client gets a truncated chunked
+// body), while one chunk of headroom never did. So un-acknowledged bytes plus the next chunk stay
+// within the window minus one chunk (our largest message). With nothing un-acknowledged a chunk
+// may always go, so windows under two chunks still make progress.
+bool response_window_open(const EnvoyConfig& config, const HttpStream& s, std::uint64_t n) {
+    const std::uint64_t in_flight =
+        s.response_sent > s.response_acked ? s.response_sent - s.response_acked : 0;
+    if (in_flight == 0)
+        return true;
+    return in_flight + n + config.response_chunk_bytes <= config.response_window_bytes;
+}
+
 asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
                                     std::shared_ptr<HttpStream> s, HttpResponse response) {
     const std::size_t chunk = st->config.response_chunk_bytes;
@@ -54,13 +75,8 @@ asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
     while (offset < body.size()) {
         std::size_t n = std::min(chunk, body.size() - offset);
         // The gateway aborts a response that outruns its buffer; wait for credit.
-        for (;;) {
-            std::uint64_t in_flight =
-                s->response_sent > s->response_acked ? s->response_sent - s->response_acked : 0;
-            if (s->aborted || in_flight + n <= st->config.response_window_bytes)
-                break;
+        while (!s->aborted && !response_window_open(st->config, *s, n))
             co_await s->window.notified();
-        }
         if (s->aborted)
             co_return;
         proto::ToRivetResponseChunk piece;

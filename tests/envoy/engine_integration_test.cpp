@@ -47,6 +47,18 @@ std::string body_string(const Bytes& b) {
     return std::string(b.begin(), b.end());
 }
 
+// Waits until `envoy` is connected and the engine has committed its registration: only then are
+// actors created from the test allocated to it at once (see EngineHarness::wait_envoy_registered).
+bool wait_registered(EngineHarness& engine, LiveCallbacks& cb, LiveEnvoy& envoy) {
+    if (!cb.wait([](const LiveCallbacks::State& s) { return s.connects >= 1; })) {
+        ADD_FAILURE() << "envoy did not connect\n" << engine.log_tail();
+        return false;
+    }
+    auto registered = engine.wait_envoy_registered(envoy.handle().envoy_key());
+    EXPECT_TRUE(registered.ok()) << registered.error().to_string();
+    return registered.ok();
+}
+
 // Creates an actor and waits for its start on `cb`.
 std::string create_started_actor(EngineHarness& engine, LiveCallbacks& cb, const std::string& key) {
     auto id = engine.create_actor("counter", key, kPool);
@@ -119,7 +131,7 @@ TEST(EngineIntegration, ActorStartsAndServesHttpThroughBothRoutingStyles) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "http-1");
     ASSERT_FALSE(actor.empty());
     auto start = cb->read([&](const auto& s) { return s.starts.at(0); });
@@ -165,7 +177,7 @@ TEST(EngineIntegration, StreamingGatewayCarriesLargeBodiesWithCredit) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "stream-1");
     ASSERT_FALSE(actor.empty());
     Bytes upload = pattern_bytes(3 * 1000 * 1000);
@@ -186,7 +198,7 @@ TEST(EngineIntegration, KvRoundTrips) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "kv-1");
     ASSERT_FALSE(actor.empty());
     EnvoyHandle h = envoy.handle();
@@ -278,7 +290,7 @@ TEST(EngineIntegration, SleepAndDestroyStopsAreAcknowledgedAndKvSurvivesSleep) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "sleep-1");
     ASSERT_FALSE(actor.empty());
     EnvoyHandle h = envoy.handle();
@@ -339,7 +351,7 @@ TEST(EngineIntegration, WebSocketEchoesAndSurvivesHibernation) {
     auto cb = std::make_shared<LiveCallbacks>();
     cb->hibernate = true;
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "ws-1");
     ASSERT_FALSE(actor.empty());
 
@@ -391,7 +403,7 @@ TEST(EngineIntegration, AlarmWakesSleepingActor) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "alarm-1");
     ASSERT_FALSE(actor.empty());
     EnvoyHandle h = envoy.handle();
@@ -420,7 +432,7 @@ TEST(EngineIntegration, EngineRestartReconnectsAndServesWithoutDuplicateStart) {
     ASSERT_TRUE(engine);
     auto cb = std::make_shared<LiveCallbacks>();
     LiveEnvoy envoy(live_config(*engine), cb);
-    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "restart-1");
     ASSERT_FALSE(actor.empty());
 
@@ -445,8 +457,8 @@ TEST(EngineIntegration, KilledEnvoysActorsMoveToTheOtherEnvoy) {
     auto cb_b = std::make_shared<LiveCallbacks>();
     auto envoy_a = std::make_unique<LiveEnvoy>(live_config(*engine), cb_a);
     LiveEnvoy envoy_b(live_config(*engine), cb_b);
-    ASSERT_TRUE(cb_a->wait([](const auto& s) { return s.connects >= 1; }));
-    ASSERT_TRUE(cb_b->wait([](const auto& s) { return s.connects >= 1; }));
+    ASSERT_TRUE(wait_registered(*engine, *cb_a, *envoy_a));
+    ASSERT_TRUE(wait_registered(*engine, *cb_b, envoy_b));
 
     auto id = engine->create_actor("counter", "failover-1", kPool, "restart");
     ASSERT_TRUE(id.ok());

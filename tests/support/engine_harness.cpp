@@ -215,9 +215,24 @@ Status EngineHarness::wait_ready() {
             pid_ = -1;
             return harness_error("engine_died", "engine exited during start-up:\n" + log_tail());
         }
+        // Ready = /health answers and the `default` namespace exists: a fresh engine creates it
+        // after /health already answers, and until then writes to it fail with 400
+        // namespace.not_found (seen under load on create_pool's runner-config PUT).
         auto r = http_request(guard_port_, "GET", "/health", {}, {}, std::chrono::seconds(2));
-        if (r.ok() && r->status == 200)
-            return {};
+        if (r.ok() && r->status == 200) {
+            auto ns =
+                http_request(guard_port_, "GET", "/namespaces", {}, {}, std::chrono::seconds(2));
+            if (ns.ok() && ns->status == 200) {
+                auto json = nlohmann::json::parse(ns->body, nullptr, false);
+                if (!json.is_discarded() && json.contains("namespaces") &&
+                    json["namespaces"].is_array()) {
+                    for (const auto& n : json["namespaces"]) {
+                        if (n.is_object() && n.value("name", "") == "default")
+                            return {};
+                    }
+                }
+            }
+        }
         // Readiness poll: the engine has no start-up notification to wait on.
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -256,6 +271,34 @@ Result<HttpResult> EngineHarness::api(std::string method, std::string target, st
                         headers);
 }
 
+Status EngineHarness::wait_envoy_registered(const std::string& envoy_key,
+                                            std::chrono::milliseconds timeout,
+                                            const std::string& ns) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string last;
+    for (;;) {
+        auto r = api("GET", "/envoys?namespace=" + ns);
+        if (r.ok() && r->status == 200) {
+            auto json = nlohmann::json::parse(r->body, nullptr, false);
+            if (!json.is_discarded() && json.contains("envoys") && json["envoys"].is_array()) {
+                for (const auto& e : json["envoys"]) {
+                    if (e.is_object() && e.value("envoy_key", "") == envoy_key)
+                        return {};
+                }
+            }
+            last = r->body;
+        } else {
+            last = r.ok() ? "status " + std::to_string(r->status) : r.error().to_string();
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return harness_error("envoy_not_registered",
+                                 "envoy " + envoy_key + " not listed by the engine: " + last);
+        }
+        // Poll: the engine has no notification for a committed envoy registration.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 Status EngineHarness::create_pool(const std::string& pool, const std::string& ns) {
     // /health answers before the engine's consensus replica is configured; until then writes fail
     // with a 500 ("replica 1 has not been configured yet"). Retry those, bounded.
@@ -272,13 +315,7 @@ Status EngineHarness::create_pool(const std::string& pool, const std::string& ns
         }
         if (r->status == 200)
             return {};
-        // A fresh engine creates the `default` namespace only after /health answers; until then
-        // the PUT fails with 400 namespace.not_found.
-        const bool namespace_pending =
-            r->status == 400 && r->body.find("\"namespace\"") != std::string::npos &&
-            r->body.find("not_found") != std::string::npos;
-        if ((r->status < 500 && !namespace_pending) ||
-            std::chrono::steady_clock::now() >= deadline) {
+        if (r->status < 500 || std::chrono::steady_clock::now() >= deadline) {
             return harness_error("create_pool",
                                  "status " + std::to_string(r->status) + ": " + r->body);
         }

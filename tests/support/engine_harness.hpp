@@ -67,6 +67,13 @@ class EngineHarness {
                                      const std::string& crash_policy = "sleep",
                                      const std::string& ns = "default");
     Result<HttpResult> api(std::string method, std::string target, std::string body = {});
+    // Waits until GET /envoys lists `envoy_key`, i.e. the engine's registration of a connected
+    // envoy (including its load-balancer entry) has committed. ToEnvoyInit is sent concurrently
+    // with that registration, so an actor created right after it can find no eligible envoy and
+    // then waits out the engine's allocation retry backoff.
+    Status wait_envoy_registered(const std::string& envoy_key,
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                                 const std::string& ns = "default");
 
     // kill -9 and wait for the process.
     void kill_hard();
