@@ -315,7 +315,13 @@ Status EngineHarness::create_pool(const std::string& pool, const std::string& ns
         }
         if (r->status == 200)
             return {};
-        if (r->status < 500 || std::chrono::steady_clock::now() >= deadline) {
+        // A fresh engine creates the `default` namespace only after /health answers; until then
+        // the PUT fails with 400 namespace.not_found.
+        const bool namespace_pending =
+            r->status == 400 && r->body.find("\"namespace\"") != std::string::npos &&
+            r->body.find("not_found") != std::string::npos;
+        if ((r->status < 500 && !namespace_pending) ||
+            std::chrono::steady_clock::now() >= deadline) {
             return harness_error("create_pool",
                                  "status " + std::to_string(r->status) + ": " + r->body);
         }
