@@ -169,8 +169,16 @@ class CborReader {
                         auto v = item(depth + 1);
                         if (!v)
                             return std::nullopt;
-                        std::string key = k->is_string() ? k->get<std::string>()
-                                                        : k->dump(-1, ' ', false, json::error_handler_t::replace);
+                        // Keys must be text or scalars (as JSON object keys become); a
+                        // container key is refused: rendering nested keys as text grows
+                        // exponentially with depth (found by fuzz_client_encoding).
+                        std::string key;
+                        if (k->is_string())
+                            key = k->get<std::string>();
+                        else if (k->is_number() || k->is_boolean() || k->is_null())
+                            key = k->dump();
+                        else
+                            return std::nullopt;
                         out[key] = std::move(*v);
                     }
                 }
