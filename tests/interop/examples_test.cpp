@@ -46,6 +46,10 @@ class Examples : public ::testing::TestWithParam<std::string> {
             engine_->endpoint(), "default",
             [](core::registry::CoreRegistry& r) { examples::register_examples(r); });
         ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
+        // The engine answers the envoy's init before its registration is committed; an actor
+        // created in that gap waits ~30 s for placement.
+        Status registered = engine_->wait_envoy_registered(host_->handle().envoy_key());
+        ASSERT_TRUE(registered.ok()) << registered.error().to_string();
     }
     void TearDown() override {
         host_.reset();

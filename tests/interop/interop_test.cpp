@@ -43,6 +43,10 @@ class Interop : public ::testing::TestWithParam<std::string> {
                                                r.register_actor("counter", counter_factory());
                                            });
         ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
+        // The engine answers the envoy's init before its registration is committed; an actor
+        // created in that gap waits ~30 s for placement.
+        Status registered = engine_->wait_envoy_registered(host_->handle().envoy_key());
+        ASSERT_TRUE(registered.ok()) << registered.error().to_string();
     }
     void TearDown() override {
         host_.reset();
