@@ -602,3 +602,49 @@ TEST(EnvoyWebSocket, TunnelBurstsArePacedAndControlFramesOvertakeThem) {
         co_await finish(env, handle);
     }(e));
 }
+
+// A listener that acks after persisting leaves a message un-acked when its actor is entering
+// sleep; the gateway sends it again after the wake and it must be delivered then, not dropped as a
+// duplicate of what the envoy had already handed over.
+TEST(EnvoyWebSocket, UnackedMessageIsRedeliveredAfterWakeNotDroppedAsDuplicate) {
+    Env e;
+    e.cb->hibernate = true;
+    e.cb->listener_acks = true;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+        conn->push(tunnel(kRequest, 1,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("one"), false}}));
+        conn->push(tunnel(kRequest, 2,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("defer:two"), false}}));
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->ws->received.size() >= 2; }));
+
+        conn->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
+        auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(stopped && stopped_in(*stopped));
+
+        std::vector<TunnelId> hibernating;
+        hibernating.push_back(kRequest);
+        co_await start_actor(env, *conn, 2, hibernating);
+        // The gateway redelivers everything after the last ack: index 2.
+        conn->push(tunnel(kRequest, 2,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("two"), false}}));
+        conn->push(tunnel(kRequest, 3,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("three"), false}}));
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->ws->received.size() >= 4; }));
+        EXPECT_EQ(cb->ws->received,
+                  (std::vector<std::string>{"one", "defer:two", "two", "three"}));
+        co_await finish(env, handle);
+    }(e));
+}

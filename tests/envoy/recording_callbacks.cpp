@@ -13,15 +13,21 @@ namespace {
 class EchoListener final : public WebSocketListener {
   public:
     EchoListener(WebSocketSender sender, std::shared_ptr<WsLog> log,
-                 std::shared_ptr<rt::Notify> changed)
-        : sender_(std::move(sender)), log_(std::move(log)), changed_(std::move(changed)) {}
+                 std::shared_ptr<rt::Notify> changed, bool acks)
+        : sender_(std::move(sender)),
+          log_(std::move(log)),
+          changed_(std::move(changed)),
+          acks_(acks) {}
 
     void on_message(WebSocketMessage message) override {
         std::string text(message.data.begin(), message.data.end());
         log_->received.push_back(text);
         sender_.send(to_bytes("echo:" + text), message.binary);
+        if (acks_ && text.rfind("defer:", 0) != 0)
+            sender_.ack(message.index);
         changed_->notify_one();
     }
+    bool acks_messages() const override { return acks_; }
     void on_close(CloseFrame frame) override {
         log_->closes.push_back(std::move(frame));
         changed_->notify_one();
@@ -35,6 +41,7 @@ class EchoListener final : public WebSocketListener {
     WebSocketSender sender_;
     std::shared_ptr<WsLog> log_;
     std::shared_ptr<rt::Notify> changed_;
+    bool acks_ = false;
 };
 
 }  // namespace
@@ -97,7 +104,7 @@ asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> RecordingCallbacks::
     }
     changed->notify_one();
     std::shared_ptr<WebSocketListener> listener =
-        std::make_shared<EchoListener>(sender, ws, changed);
+        std::make_shared<EchoListener>(sender, ws, changed, listener_acks);
     co_return listener;
 }
 

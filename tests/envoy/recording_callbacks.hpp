@@ -34,6 +34,10 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     int shutdowns = 0;
     Status start_result;
     bool hibernate = false;
+    // The listener acks itself (acks_messages): every message except those starting "defer:",
+    // which it receives but leaves un-acked, as the registry does for an action that arrives
+    // while its actor is entering sleep.
+    bool listener_acks = false;
 
     void on_connect(EnvoyHandle) override;
     void on_disconnect(EnvoyHandle) override;
