@@ -14,6 +14,7 @@
 
 #include "engine_harness.hpp"
 #include "live_host.hpp"
+#include "live_stack.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
@@ -33,28 +34,15 @@ std::string tail(const std::string& s, std::size_t n = 3000) {
 class Examples : public ::testing::TestWithParam<std::string> {
   protected:
     void SetUp() override {
-        EngineOptions options;
-        // As interop_test: the engine sheds work above ~80% CPU of the whole container, which a
-        // parallel build or the node client reaches on 2 cores.
-        options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
-        auto engine = EngineHarness::start(std::move(options));
-        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
-        engine_ = std::move(engine).value();
-        Status pool = engine_->create_pool("default");
-        ASSERT_TRUE(pool.ok()) << pool.error().to_string() << engine_->log_tail();
-        host_ = std::make_unique<LiveHost>(
-            engine_->endpoint(), "default",
-            [](core::registry::CoreRegistry& r) { examples::register_examples(r); });
-        ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
-        // The engine answers the envoy's init before its registration is committed; an actor
-        // created in that gap waits ~30 s for placement.
-        Status registered = engine_->wait_envoy_registered(host_->handle().envoy_key());
-        ASSERT_TRUE(registered.ok()) << registered.error().to_string();
+        auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
+            examples::register_examples(r);
+        });
+        ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+        stack_ = std::move(stack).value();
+        engine_ = stack_.engine.get();
+        host_ = stack_.host.get();
     }
-    void TearDown() override {
-        host_.reset();
-        engine_.reset();
-    }
+    void TearDown() override { stack_ = {}; }
 
     // Runs one scenario of examples.mjs; the parsed result line, with ok == true asserted.
     json scenario(const std::string& name, std::vector<std::string> extra = {}) {
@@ -81,8 +69,9 @@ class Examples : public ::testing::TestWithParam<std::string> {
         return result.is_discarded() ? json::object() : result;
     }
 
-    std::unique_ptr<EngineHarness> engine_;
-    std::unique_ptr<LiveHost> host_;
+    LiveStack stack_;
+    EngineHarness* engine_ = nullptr;
+    LiveHost* host_ = nullptr;
 };
 
 // --- counter

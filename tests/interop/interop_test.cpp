@@ -11,6 +11,7 @@
 #include "counter_actor.hpp"
 #include "engine_harness.hpp"
 #include "live_host.hpp"
+#include "live_stack.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
@@ -26,32 +27,15 @@ std::string node_binary() {
 class Interop : public ::testing::TestWithParam<std::string> {
   protected:
     void SetUp() override {
-        EngineOptions options;
-        // Engine defaults otherwise, including its in-process pub/sub fast path that drops
-        // tunnel messages past 1024 queued per gateway: the envoy paces bursts so that a
-        // 100 x 1000 broadcast arrives whole (EnvoyConfig::write_frames_per_second).
-        // The engine sheds work above ~80% CPU of the whole container, which a parallel build
-        // or the node client reaches on 2 cores.
-        options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
-        auto engine = EngineHarness::start(std::move(options));
-        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
-        engine_ = std::move(engine).value();
-        Status pool = engine_->create_pool("default");
-        ASSERT_TRUE(pool.ok()) << pool.error().to_string() << engine_->log_tail();
-        host_ = std::make_unique<LiveHost>(engine_->endpoint(), "default",
-                                           [](core::registry::CoreRegistry& r) {
-                                               r.register_actor("counter", counter_factory());
-                                           });
-        ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
-        // The engine answers the envoy's init before its registration is committed; an actor
-        // created in that gap waits ~30 s for placement.
-        Status registered = engine_->wait_envoy_registered(host_->handle().envoy_key());
-        ASSERT_TRUE(registered.ok()) << registered.error().to_string();
+        auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
+            r.register_actor("counter", counter_factory());
+        });
+        ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+        stack_ = std::move(stack).value();
+        engine_ = stack_.engine.get();
+        host_ = stack_.host.get();
     }
-    void TearDown() override {
-        host_.reset();
-        engine_.reset();
-    }
+    void TearDown() override { stack_ = {}; }
 
     // Runs one scenario; the parsed result line (ok == true asserted by the caller).
     json scenario(const std::string& name, std::vector<std::string> extra = {}) {
@@ -75,8 +59,9 @@ class Interop : public ::testing::TestWithParam<std::string> {
         return result.is_discarded() ? json::object() : result;
     }
 
-    std::unique_ptr<EngineHarness> engine_;
-    std::unique_ptr<LiveHost> host_;
+    LiveStack stack_;
+    EngineHarness* engine_ = nullptr;
+    LiveHost* host_ = nullptr;
 };
 
 TEST_P(Interop, GetOrCreateIncrementOverHttp) {

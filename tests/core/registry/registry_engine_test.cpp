@@ -8,13 +8,13 @@
 #include "counter_actor.hpp"
 #include "engine_harness.hpp"
 #include "live_host.hpp"
+#include "live_stack.hpp"
 #include "test_websocket.hpp"
 
 namespace rivetkit::testing {
 namespace {
 
 using nlohmann::json;
-constexpr const char* kPool = "default";
 
 std::string query_target(const std::string& path, const std::string& key) {
     return "/gateway/counter" + path +
@@ -25,24 +25,15 @@ std::string query_target(const std::string& path, const std::string& key) {
 class RegistryEngine : public ::testing::Test {
   protected:
     void SetUp() override {
-        auto engine = EngineHarness::start();
-        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
-        engine_ = std::move(engine).value();
-        ASSERT_TRUE(engine_->create_pool(kPool).ok());
-        host_ = std::make_unique<LiveHost>(engine_->endpoint(), kPool,
-                                           [](core::registry::CoreRegistry& r) {
-                                               r.register_actor("counter", counter_factory());
-                                           });
-        ASSERT_TRUE(host_->wait_connected()) << engine_->log_tail();
-        // The engine answers the envoy's init before its registration is committed; an actor
-        // created in that gap waits ~30 s for placement.
-        Status registered = engine_->wait_envoy_registered(host_->handle().envoy_key());
-        ASSERT_TRUE(registered.ok()) << registered.error().to_string();
+        auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
+            r.register_actor("counter", counter_factory());
+        });
+        ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+        stack_ = std::move(stack).value();
+        engine_ = stack_.engine.get();
+        host_ = stack_.host.get();
     }
-    void TearDown() override {
-        host_.reset();
-        engine_.reset();
-    }
+    void TearDown() override { stack_ = {}; }
 
     HttpResult post(const std::string& target, std::string body, std::string encoding,
                     std::vector<std::pair<std::string, std::string>> extra = {}) {
@@ -53,8 +44,9 @@ class RegistryEngine : public ::testing::Test {
         return r.ok() ? std::move(r).value() : HttpResult{};
     }
 
-    std::unique_ptr<EngineHarness> engine_;
-    std::unique_ptr<LiveHost> host_;
+    LiveStack stack_;
+    EngineHarness* engine_ = nullptr;
+    LiveHost* host_ = nullptr;
 };
 
 TEST_F(RegistryEngine, HttpActionsInJsonCborAndBare) {
