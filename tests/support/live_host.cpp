@@ -55,7 +55,7 @@ std::size_t LiveHost::actor_events(const std::string& actor_id, bool running) {
     return actor_events_[{actor_id, running}];
 }
 
-void LiveHost::shutdown() {
+void LiveHost::stop_envoy(bool immediate, std::chrono::seconds limit) {
     if (stopped_)
         return;
     stopped_ = true;
@@ -64,28 +64,20 @@ void LiveHost::shutdown() {
     envoy::EnvoyHandle h = *handle_;
     asio::co_spawn(
         io_,
-        [h]() -> asio::awaitable<void> {
-            h.shutdown(false);
+        [h, immediate]() -> asio::awaitable<void> {
+            h.shutdown(immediate);
             co_await h.wait_stopped();
         },
         [&](std::exception_ptr) { done.set_value(); });
-    future.wait_for(std::chrono::seconds(60));
+    future.wait_for(limit);
+}
+
+void LiveHost::shutdown() {
+    stop_envoy(false, std::chrono::seconds(60));
 }
 
 LiveHost::~LiveHost() {
-    if (!stopped_) {
-        std::promise<void> done;
-        auto future = done.get_future();
-        envoy::EnvoyHandle h = *handle_;
-        asio::co_spawn(
-            io_,
-            [h]() -> asio::awaitable<void> {
-                h.shutdown(true);
-                co_await h.wait_stopped();
-            },
-            [&](std::exception_ptr) { done.set_value(); });
-        future.wait_for(std::chrono::seconds(30));
-    }
+    stop_envoy(true, std::chrono::seconds(30));
     work_.reset();
     io_.stop();
     thread_.join();

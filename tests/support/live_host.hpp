@@ -51,6 +51,9 @@ class LiveHost {
     void shutdown();
 
   private:
+    // Shuts the envoy down (once) and waits for it, bounded.
+    void stop_envoy(bool immediate, std::chrono::seconds limit);
+
     boost::asio::io_context io_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     rt::SteadyClock clock_;
