@@ -33,6 +33,9 @@ class EnvoyCallbacks {
 
     virtual void on_connect(EnvoyHandle /*handle*/) {}
     virtual void on_disconnect(EnvoyHandle /*handle*/) {}
+    // A connection attempt failed before the handshake (resolve, TCP, TLS verification, HTTP
+    // upgrade, timeout); the envoy retries with backoff.
+    virtual void on_connect_failed(EnvoyHandle /*handle*/, const Error& /*error*/) {}
 
     // Ok: the actor is reported Running. An error: Stopped{Error, message}.
     virtual boost::asio::awaitable<Status> on_actor_start(EnvoyHandle handle, ActorStart start) = 0;

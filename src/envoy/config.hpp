@@ -11,6 +11,16 @@
 
 namespace rivetkit::envoy {
 
+// TLS for wss:// / https:// endpoints. The peer is verified by default: its chain against the
+// system's CA paths (or `ca_file`) and its name against the endpoint's host (DNS name or IP
+// address). SNI carries the host unless it is an IP literal.
+struct TlsOptions {
+    // PEM bundle of trusted CAs used instead of the system's default paths; empty = system.
+    std::string ca_file;
+    // No certificate or host name verification at all. For tests against throwaway certs only.
+    bool insecure_skip_verify = false;
+};
+
 struct EnvoyConfig {
     // http(s):// or ws(s):// base of the engine's guard, e.g. "http://127.0.0.1:6420".
     std::string endpoint;
@@ -25,6 +35,7 @@ struct EnvoyConfig {
     std::vector<std::pair<std::string, std::string>> prepopulate_actor_names;
     // Free-form JSON stored with the envoy (visible in GET /envoys).
     std::optional<std::string> metadata_json;
+    TlsOptions tls;
 
     std::chrono::milliseconds connect_timeout{10'000};
     // The engine pings every ~3 s; with nothing received for this long the socket is presumed

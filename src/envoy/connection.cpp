@@ -164,9 +164,12 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
     std::optional<Status> connected =
         co_await rt::timeout(st->clock, st->config.connect_timeout, std::move(connecting));
     if (!connected || !connected->ok()) {
-        std::string why = connected ? connected->error().to_string() : "connect timed out";
-        log::warn("envoy connect failed", {{"error", why}});
+        Error why = connected ? connected->error()
+                              : envoy_error("connect_failed", "connect timed out");
+        log::warn("envoy connect failed", {{"error", why.to_string()}});
         transport->abort();
+        if (st->callbacks)
+            st->callbacks->on_connect_failed(st->handle(), why);
         co_return std::nullopt;
     }
     st->transport = transport.get();

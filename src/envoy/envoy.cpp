@@ -124,7 +124,7 @@ EnvoyHandle start_envoy(boost::asio::any_io_executor executor, rt::Clock& clock,
                         std::shared_ptr<EnvoyCallbacks> callbacks,
                         std::shared_ptr<TransportFactory> transports) {
     if (!transports)
-        transports = make_websocket_transport_factory();
+        transports = make_websocket_transport_factory(config.tls);
     auto st = std::make_shared<detail::EnvoyState>(executor, clock, std::move(config),
                                                    std::move(callbacks), std::move(transports));
     // Detached: the run loop holds the state and ends on shutdown or eviction.

@@ -11,6 +11,7 @@
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "envoy/config.hpp"
 
 namespace rivetkit::envoy {
 
@@ -49,7 +50,9 @@ class TransportFactory {
     virtual std::unique_ptr<Transport> create(boost::asio::any_io_executor executor) = 0;
 };
 
-// Boost.Beast WebSocket over TCP (TCP_NODELAY on).
-std::shared_ptr<TransportFactory> make_websocket_transport_factory();
+// Boost.Beast WebSocket over TCP (TCP_NODELAY on), and over TLS (OpenSSL) for targets with
+// `tls` set, configured by `tls`. A TLS peer that fails verification is reported as
+// envoy/tls_verify_failed with OpenSSL's reason (e.g. "self-signed certificate").
+std::shared_ptr<TransportFactory> make_websocket_transport_factory(TlsOptions tls = {});
 
 }  // namespace rivetkit::envoy

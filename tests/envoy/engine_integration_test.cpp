@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 #include "recording_callbacks.hpp"
 #include "test_websocket.hpp"
+#include "tls_proxy.hpp"
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -16,6 +19,9 @@ using rivetkit::to_bytes;
 using rivetkit::testing::EngineHarness;
 using rivetkit::testing::EngineOptions;
 using rivetkit::testing::http_request;
+using rivetkit::testing::make_self_signed_cert;
+using rivetkit::testing::TestCert;
+using rivetkit::testing::TlsProxy;
 using namespace rivetkit::envoy;
 using namespace rivetkit::envoy::testing;
 
@@ -490,4 +496,135 @@ TEST(EngineIntegration, KilledEnvoysActorsMoveToTheOtherEnvoy) {
     EXPECT_EQ(survivor.read([](const auto& s) { return s.starts.back().generation; }), 2u);
     // The survivor stayed connected the whole time: no ping timeout under normal load.
     EXPECT_EQ(survivor.read([](const auto& s) { return s.disconnects; }), 0);
+}
+
+namespace {
+
+// A fresh temporary directory removed at scope exit.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "rivetkit-tls-XXXXXX").string();
+        if (::mkdtemp(tmpl.data()) != nullptr)
+            path = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+};
+
+}  // namespace
+
+TEST(EngineIntegration, WssThroughTlsProxyStartsActorAndServesRequests) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cert = make_self_signed_cert("localhost", {"localhost"}, {"127.0.0.1"});
+    ASSERT_TRUE(cert.ok()) << cert.error().to_string();
+    TempDir dir;
+    ASSERT_TRUE(cert->write_cert(dir.path / "ca.pem").ok());
+    auto proxy = TlsProxy::start(engine->guard_port(), *cert);
+    ASSERT_TRUE(proxy.ok()) << proxy.error().to_string();
+
+    EnvoyConfig config = live_config(*engine);
+    config.endpoint = "wss://localhost:" + std::to_string((*proxy)->port());
+    config.tls.ca_file = (dir.path / "ca.pem").string();
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(config, cb);
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy))
+        << (cb->read([](const auto& s) { return s.connect_errors.empty(); })
+                ? std::string()
+                : cb->read([](const auto& s) { return s.connect_errors.back().to_string(); }));
+    // SNI carried the host name; the envoy's connection went through the proxy.
+    auto names = (*proxy)->server_names();
+    ASSERT_FALSE(names.empty());
+    EXPECT_EQ(names.front(), "localhost");
+
+    std::string actor = create_started_actor(*engine, *cb, "tls-1");
+    ASSERT_FALSE(actor.empty());
+    auto served = http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/over-tls",
+                               "tls-body");
+    ASSERT_TRUE(served.ok()) << served.error().to_string();
+    EXPECT_EQ(served->status, 200u) << served->body;
+    EXPECT_EQ(served->header("x-path"), "/over-tls");
+    EXPECT_EQ(served->body, "tls-body");
+    auto big = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/big/1500000");
+    ASSERT_TRUE(big.ok()) << big.error().to_string();
+    EXPECT_TRUE(big->body == body_string(pattern_bytes(1'500'000))) << "got " << big->body.size();
+
+    auto ws = rivetkit::testing::TestWebSocket::connect(engine->guard_port(),
+                                                        "/gateway/" + actor + "/ws", {"rivet"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    ASSERT_TRUE((*ws)->send_text("over-tls").ok());
+    auto echo = (*ws)->read_text();
+    ASSERT_TRUE(echo.ok()) << echo.error().to_string();
+    EXPECT_EQ(*echo, "echo:over-tls");
+    (*ws)->close();
+    EXPECT_EQ(cb->read([](const auto& s) { return s.disconnects; }), 0);
+    EXPECT_TRUE(cb->read([](const auto& s) { return s.connect_errors.empty(); }));
+}
+
+// Verification failures need no engine: the proxy's upstream is never reached.
+TEST(EnvoyTls, UntrustedOrMismatchedCertificateFailsVerificationWithAClearError) {
+    auto cert = make_self_signed_cert("localhost", {"localhost"}, {});
+    ASSERT_TRUE(cert.ok()) << cert.error().to_string();
+    auto other = make_self_signed_cert("localhost", {"localhost"}, {});
+    ASSERT_TRUE(other.ok());
+    TempDir dir;
+    ASSERT_TRUE(cert->write_cert(dir.path / "right.pem").ok());
+    ASSERT_TRUE(other->write_cert(dir.path / "other.pem").ok());
+    auto proxy = TlsProxy::start(rivetkit::testing::free_loopback_port(), *cert);
+    ASSERT_TRUE(proxy.ok()) << proxy.error().to_string();
+    const std::string port = std::to_string((*proxy)->port());
+
+    auto first_error = [](EnvoyConfig config) -> std::optional<rivetkit::Error> {
+        config.pool_name = kPool;
+        auto cb = std::make_shared<LiveCallbacks>();
+        LiveEnvoy envoy(std::move(config), cb);
+        if (!cb->wait([](const auto& s) { return !s.connect_errors.empty(); }, 20s))
+            return std::nullopt;
+        EXPECT_EQ(cb->read([](const auto& s) { return s.connects; }), 0);
+        return cb->read([](const auto& s) { return s.connect_errors.front(); });
+    };
+
+    // The system's CA paths do not trust a self-signed certificate.
+    EnvoyConfig system_ca;
+    system_ca.endpoint = "wss://localhost:" + port;
+    auto untrusted = first_error(system_ca);
+    ASSERT_TRUE(untrusted);
+    EXPECT_TRUE(untrusted->is("envoy", "tls_verify_failed")) << untrusted->to_string();
+    EXPECT_NE(untrusted->message().find("self-signed certificate"), std::string::npos)
+        << untrusted->message();
+
+    // A CA file holding a different certificate does not either.
+    EnvoyConfig wrong_ca = system_ca;
+    wrong_ca.tls.ca_file = (dir.path / "other.pem").string();
+    auto wrong = first_error(wrong_ca);
+    ASSERT_TRUE(wrong);
+    EXPECT_TRUE(wrong->is("envoy", "tls_verify_failed")) << wrong->to_string();
+
+    // The right CA but a host the certificate does not name.
+    EnvoyConfig mismatch;
+    mismatch.endpoint = "wss://127.0.0.1:" + port;
+    mismatch.tls.ca_file = (dir.path / "right.pem").string();
+    auto mismatched = first_error(mismatch);
+    ASSERT_TRUE(mismatched);
+    EXPECT_TRUE(mismatched->is("envoy", "tls_verify_failed")) << mismatched->to_string();
+    EXPECT_NE(mismatched->message().find("mismatch"), std::string::npos) << mismatched->message();
+
+    // An unreadable CA file is a configuration error, reported on every attempt.
+    EnvoyConfig missing_ca = system_ca;
+    missing_ca.tls.ca_file = (dir.path / "missing.pem").string();
+    auto missing = first_error(missing_ca);
+    ASSERT_TRUE(missing);
+    EXPECT_TRUE(missing->is("envoy", "tls_config")) << missing->to_string();
+
+    // Verification off: the TLS handshake succeeds; the failure is the dead upstream's instead.
+    EnvoyConfig insecure = system_ca;
+    insecure.tls.insecure_skip_verify = true;
+    auto unverified = first_error(insecure);
+    ASSERT_TRUE(unverified);
+    EXPECT_TRUE(unverified->is("envoy", "connect_failed")) << unverified->to_string();
+    EXPECT_GE((*proxy)->server_names().size(), 1u);
 }

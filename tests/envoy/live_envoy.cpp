@@ -54,6 +54,10 @@ void LiveCallbacks::on_disconnect(EnvoyHandle) {
     update([](State& s) { ++s.disconnects; });
 }
 
+void LiveCallbacks::on_connect_failed(EnvoyHandle, const Error& error) {
+    update([&](State& s) { s.connect_errors.push_back(error); });
+}
+
 asio::awaitable<Status> LiveCallbacks::on_actor_start(EnvoyHandle, ActorStart start) {
     update([&](State& s) { s.starts.push_back(std::move(start)); });
     co_return Status{};

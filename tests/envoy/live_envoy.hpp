@@ -35,6 +35,7 @@ class LiveCallbacks final : public EnvoyCallbacks {
         int ws_hibernations = 0;
         int connects = 0;
         int disconnects = 0;
+        std::vector<Error> connect_errors;
         std::size_t starts_of(const std::string& actor_id) const;
         std::size_t stops_of(const std::string& actor_id) const;
     };
@@ -55,6 +56,7 @@ class LiveCallbacks final : public EnvoyCallbacks {
 
     void on_connect(EnvoyHandle) override;
     void on_disconnect(EnvoyHandle) override;
+    void on_connect_failed(EnvoyHandle, const Error& error) override;
     boost::asio::awaitable<Status> on_actor_start(EnvoyHandle handle, ActorStart start) override;
     boost::asio::awaitable<Status> on_actor_stop(EnvoyHandle handle, ActorStop stop) override;
     boost::asio::awaitable<HttpResponse> fetch(EnvoyHandle handle, HttpRequest request) override;
