@@ -2,13 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <iostream>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 #include "recording_callbacks.hpp"
+#include "subprocess.hpp"
 #include "test_websocket.hpp"
 #include "tls_proxy.hpp"
 
@@ -457,45 +460,65 @@ TEST(EngineIntegration, EngineRestartReconnectsAndServesWithoutDuplicateStart) {
 }
 
 TEST(EngineIntegration, KilledEnvoysActorsMoveToTheOtherEnvoy) {
-    auto engine = start_engine();
+    // The engine's envoy-lost threshold (pegboard.envoy_lost_threshold, default 15 s) decides
+    // when a vanished envoy's actors are given up; shortened so the test does not wait it out.
+    EngineOptions options;
+    options.extra_env = {{"RIVET__PEGBOARD__ENVOY_LOST_THRESHOLD", "3000"}};
+    auto engine = start_engine(options);
     ASSERT_TRUE(engine);
-    auto cb_a = std::make_shared<LiveCallbacks>();
-    auto cb_b = std::make_shared<LiveCallbacks>();
-    auto envoy_a = std::make_unique<LiveEnvoy>(live_config(*engine), cb_a);
-    LiveEnvoy envoy_b(live_config(*engine), cb_b);
-    ASSERT_TRUE(wait_registered(*engine, *cb_a, *envoy_a));
-    ASSERT_TRUE(wait_registered(*engine, *cb_b, envoy_b));
 
+    // Envoy A is its own OS process, killed with SIGKILL below: no Stopping, no close frame.
+    auto child = rivetkit::testing::ChildProcess::spawn(
+        {RIVETKIT_ENVOY_CHILD_BIN, engine->endpoint(), kPool}, {{"RIVET_LOG_LEVEL", "warn"}});
+    ASSERT_TRUE(child.ok()) << child.error().to_string();
+    ASSERT_TRUE((*child)->wait_for_stdout("connected ", 30s)) << (*child)->err();
+    std::string line = (*child)->out().substr((*child)->out().find("connected ") + 10);
+    std::string child_key = line.substr(0, line.find('\n'));
+    ASSERT_TRUE(engine->wait_envoy_registered(child_key).ok());
+
+    // Alone in the pool, the child gets the actor.
     auto id = engine->create_actor("counter", "failover-1", kPool, "restart");
-    ASSERT_TRUE(id.ok());
+    ASSERT_TRUE(id.ok()) << id.error().to_string();
     std::string actor = *id;
-    auto started_somewhere = [&] {
-        return cb_a->read([&](const auto& s) { return s.starts_of(actor); }) +
-               cb_b->read([&](const auto& s) { return s.starts_of(actor); });
-    };
-    ASSERT_TRUE(cb_a->wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 5s) ||
-                cb_b->wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 30s));
-    bool on_a = cb_a->read([&](const auto& s) { return s.starts_of(actor); }) == 1;
-    auto& survivor = on_a ? *cb_b : *cb_a;
-    ASSERT_EQ(started_somewhere(), 1u);
+    ASSERT_TRUE((*child)->wait_for_stdout("started " + actor + " 1", 30s)) << (*child)->out();
+    auto before = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/on-child");
+    ASSERT_TRUE(before.ok());
+    EXPECT_EQ(before->status, 200u);
 
-    // The hosting envoy vanishes like a kill -9: no Stopping, no close frame.
-    if (on_a) {
-        envoy_a->vanish();
-    } else {
-        envoy_b.vanish();
-    }
-    // Engine 2.3.19: after envoy_lost_threshold the actor is marked Lost and put to sleep
-    // (whatever its crash policy); the next request wakes it on the envoy that is left.
+    // Envoy B, in this process, joins the pool.
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy survivor(live_config(*engine), cb);
+    ASSERT_TRUE(wait_registered(*engine, *cb, survivor));
+    EXPECT_EQ(cb->read([&](const auto& s) { return s.starts_of(actor); }), 0u);
+    auto limits =
+        survivor.run([h = survivor.handle()]() -> asio::awaitable<std::optional<ProtocolLimits>> {
+            co_return h.protocol_limits();
+        });
+    ASSERT_TRUE(limits && *limits);
+    EXPECT_EQ((*limits)->envoy_lost_threshold_ms, 3000) << "the engine ignored the threshold";
+
+    (*child)->signal(SIGKILL);
+    EXPECT_EQ((*child)->wait(10s), std::optional<int>(-1));
+    auto killed_at = std::chrono::steady_clock::now();
+
+    // Engine 2.3.19: once the envoy-lost threshold passed the actor is marked lost and put to
+    // sleep (whatever its crash policy); the next request wakes it on the envoy that is left.
     ASSERT_TRUE(wait_sleeping(*engine, actor, 60s)) << "actor never marked lost";
     auto served = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/moved");
-    ASSERT_TRUE(served.ok());
-    EXPECT_EQ(served->status, 200u);
-    ASSERT_TRUE(survivor.wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 30s))
+    ASSERT_TRUE(served.ok()) << served.error().to_string();
+    EXPECT_EQ(served->status, 200u) << served->body;
+    EXPECT_EQ(served->header("x-path"), "/moved");
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 1; }, 30s))
         << "actor not started on the surviving envoy";
-    EXPECT_EQ(survivor.read([](const auto& s) { return s.starts.back().generation; }), 2u);
+    EXPECT_EQ(cb->read([](const auto& s) { return s.starts.back().generation; }), 2u);
+    EXPECT_EQ(cb->read([&](const auto& s) { return s.starts_of(actor); }), 1u);
+    std::cerr << "failover after kill took "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - killed_at)
+                     .count()
+              << " ms\n";
     // The survivor stayed connected the whole time: no ping timeout under normal load.
-    EXPECT_EQ(survivor.read([](const auto& s) { return s.disconnects; }), 0);
+    EXPECT_EQ(cb->read([](const auto& s) { return s.disconnects; }), 0);
 }
 
 namespace {
