@@ -54,6 +54,9 @@ enum class RegionKind : std::uint8_t {
     RunHandler,
 };
 
+struct QueueState;
+class ActorMetrics;
+
 struct ActorContextInner {
     // Identity and plumbing.
     std::string actor_id;
@@ -131,6 +134,10 @@ struct ActorContextInner {
     bool inspector_configured = false;
     std::size_t inspector_attached = 0;
     std::vector<rt::Sender<Bytes>> overlay_subscribers;
+
+    // Durable queue (queue.cpp) and this actor name's metrics (metrics.cpp), made on first use.
+    std::shared_ptr<QueueState> queue;
+    std::shared_ptr<ActorMetrics> metrics;
 
     // Opaque user vars, created by the runtime.
     std::shared_ptr<void> vars;

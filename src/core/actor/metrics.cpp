@@ -1,0 +1,223 @@
+// Actor metrics: the per-name families and the Prometheus text rendering.
+
+#include "core/actor/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "core/actor/context.hpp"
+
+namespace rivetkit::core {
+
+std::string_view user_task_label(UserTaskKind kind) noexcept {
+    switch (kind) {
+        case UserTaskKind::Action: return "action";
+        case UserTaskKind::Http: return "http";
+        case UserTaskKind::WebSocketLifetime: return "websocket_lifetime";
+        case UserTaskKind::WebSocketCallback: return "websocket_callback";
+        case UserTaskKind::QueueWait: return "queue_wait";
+        case UserTaskKind::ScheduledAction: return "scheduled_action";
+        case UserTaskKind::DisconnectCallback: return "disconnect_callback";
+        case UserTaskKind::WaitUntil: return "wait_until";
+        case UserTaskKind::RegisteredTask: return "registered_task";
+        case UserTaskKind::SleepFinalize: return "sleep_finalize";
+        case UserTaskKind::DestroyRequest: return "destroy_request";
+    }
+    return "unknown";
+}
+
+std::string_view state_mutation_label(StateMutationReason reason) noexcept {
+    switch (reason) {
+        case StateMutationReason::InternalReplace: return "internal_replace";
+        case StateMutationReason::ScheduledEventsUpdate: return "scheduled_events_update";
+        case StateMutationReason::InputSet: return "input_set";
+        case StateMutationReason::HasInitialized: return "has_initialized";
+    }
+    return "unknown";
+}
+
+namespace {
+
+std::string_view kv_label(std::size_t i) {
+    static constexpr std::array<std::string_view, kKvOperationCount> labels{"get", "put", "delete",
+                                                                           "list"};
+    return labels[i];
+}
+
+struct Registry {
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<ActorMetrics>, std::less<>> families;
+};
+
+Registry& registry() {
+    static Registry* r = new Registry();  // never destroyed: families outlive static teardown
+    return *r;
+}
+
+// A label value escaped for the text format.
+std::string label_value(std::string_view v) {
+    std::string out;
+    out.reserve(v.size());
+    for (char c : v) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string number(double v) {
+    return fmt::format("{}", v);
+}
+
+// One metric: HELP/TYPE header once, then the samples of every family.
+struct Metric {
+    Metric(std::string n, std::string h, std::string t)
+        : name(std::move(n)), help(std::move(h)), type(std::move(t)) {}
+    std::string name;
+    std::string help;
+    std::string type;
+    std::string samples;
+};
+
+void append_histogram(Metric& m, std::string_view labels, const Histogram& h) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kDefaultBuckets.size(); ++i) {
+        cumulative += h.bucket(i);
+        m.samples += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", m.name, labels,
+                                 number(kDefaultBuckets[i]), cumulative);
+    }
+    m.samples += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", m.name, labels, h.count());
+    m.samples += fmt::format("{}_sum{{{}}} {}\n", m.name, labels, number(h.sum_seconds()));
+    m.samples += fmt::format("{}_count{{{}}} {}\n", m.name, labels, h.count());
+}
+
+}  // namespace
+
+void Histogram::observe(std::chrono::nanoseconds d) noexcept {
+    const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+    const double seconds = static_cast<double>(ns) / 1e9;
+    for (std::size_t i = 0; i < kDefaultBuckets.size(); ++i) {
+        if (seconds <= kDefaultBuckets[i]) {
+            buckets_[i].fetch_add(1, std::memory_order_relaxed);
+            break;
+        }
+    }
+    count_.fetch_add(1, std::memory_order_relaxed);
+    sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+}
+
+double Histogram::sum_seconds() const noexcept {
+    return static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
+}
+
+std::shared_ptr<ActorMetrics> actor_metrics(std::string_view actor_name) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    auto found = r.families.find(actor_name);
+    if (found != r.families.end())
+        return found->second;
+    auto family = std::make_shared<ActorMetrics>(std::string(actor_name));
+    r.families.emplace(std::string(actor_name), family);
+    return family;
+}
+
+ActorMetrics& metrics_of(const ActorContext& ctx) {
+    auto& slot = ctx.inner()->metrics;
+    if (!slot)
+        slot = actor_metrics(ctx.name());
+    return *slot;
+}
+
+std::string render_prometheus_metrics() {
+    std::vector<std::shared_ptr<ActorMetrics>> families;
+    {
+        Registry& r = registry();
+        std::lock_guard lock(r.mutex);
+        for (const auto& [name, family] : r.families)
+            families.push_back(family);
+    }
+    auto relaxed = [](const auto& a) { return a.load(std::memory_order_relaxed); };
+    Metric active{"rivetkit_actor_active_count", "current active actors in this process", "gauge"};
+    Metric started{"rivetkit_actor_started_total", "total actors started in this process",
+                   "counter"};
+    Metric stopped{"rivetkit_actor_stopped_total", "total actors stopped in this process",
+                   "counter"};
+    Metric depth{"rivetkit_actor_queue_depth", "current actor queue depth", "gauge"};
+    Metric sent{"rivetkit_actor_queue_messages_sent_total", "total queue messages sent",
+                "counter"};
+    Metric received{"rivetkit_actor_queue_messages_received_total",
+                    "total queue messages received", "counter"};
+    Metric conns_active{"rivetkit_actor_connections_active", "current active actor connections",
+                        "gauge"};
+    Metric conns_total{"rivetkit_actor_connections_total",
+                       "total successfully established actor connections", "counter"};
+    Metric tasks_active{"rivetkit_actor_user_tasks_active", "current active actor user tasks",
+                        "gauge"};
+    Metric task_duration{"rivetkit_actor_user_task_duration_seconds",
+                         "actor user task execution time in seconds", "histogram"};
+    Metric shutdown_wait{"rivetkit_actor_shutdown_wait_seconds",
+                         "actor shutdown wait time in seconds", "histogram"};
+    Metric shutdown_timeout{"rivetkit_actor_shutdown_timeout_total",
+                            "total actor shutdown timeout events", "counter"};
+    Metric mutations{"rivetkit_actor_state_mutation_total", "total actor state mutations",
+                     "counter"};
+    Metric saves{"rivetkit_actor_state_saves_total", "total actor state saves written to KV",
+                 "counter"};
+    Metric kv_ops{"rivetkit_actor_kv_operations_total", "total actor KV operations", "counter"};
+
+    for (const auto& f : families) {
+        const std::string name = "actor_name=\"" + label_value(f->actor_name()) + "\"";
+        auto line = [&](Metric& m, std::string_view labels, auto value) {
+            m.samples += fmt::format("{}{{{}}} {}\n", m.name, labels, value);
+        };
+        line(active, name, relaxed(f->active_));
+        line(started, name, relaxed(f->started_));
+        line(stopped, name, relaxed(f->stopped_));
+        line(depth, name, relaxed(f->queue_depth_));
+        line(sent, name, relaxed(f->queue_sent_));
+        line(received, name, relaxed(f->queue_received_));
+        line(conns_active, name, relaxed(f->connections_active_));
+        line(conns_total, name, relaxed(f->connections_total_));
+        for (std::size_t k = 0; k < kUserTaskKindCount; ++k) {
+            const std::string labels = fmt::format(
+                "{},kind=\"{}\"", name, user_task_label(static_cast<UserTaskKind>(k)));
+            line(tasks_active, labels, relaxed(f->user_tasks_active_[k]));
+            append_histogram(task_duration, labels, f->user_task_duration_[k]);
+        }
+        for (std::size_t k = 0; k < 2; ++k) {
+            const std::string labels = fmt::format(
+                "{},reason=\"{}\"", name, shutdown_kind_label(static_cast<ShutdownKind>(k)));
+            append_histogram(shutdown_wait, labels, f->shutdown_wait_[k]);
+            line(shutdown_timeout, labels, relaxed(f->shutdown_timeouts_[k]));
+        }
+        for (std::size_t k = 0; k < kStateMutationReasonCount; ++k) {
+            line(mutations,
+                 fmt::format("{},reason=\"{}\"", name,
+                             state_mutation_label(static_cast<StateMutationReason>(k))),
+                 relaxed(f->state_mutations_[k]));
+        }
+        line(saves, name, relaxed(f->state_saves_));
+        for (std::size_t k = 0; k < kKvOperationCount; ++k)
+            line(kv_ops, fmt::format("{},operation=\"{}\"", name, kv_label(k)),
+                 relaxed(f->kv_ops_[k]));
+    }
+
+    std::string out;
+    for (Metric* m : {&active, &started, &stopped, &depth, &sent, &received, &conns_active,
+                      &conns_total, &tasks_active, &task_duration, &shutdown_wait,
+                      &shutdown_timeout, &mutations, &saves, &kv_ops}) {
+        out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", m->name, m->help, m->name, m->type);
+        out += m->samples;
+    }
+    return out;
+}
+
+}  // namespace rivetkit::core
