@@ -27,6 +27,7 @@
 #include "core/actor/connection.hpp"
 #include "core/actor/kv.hpp"
 #include "runtime/cancellation.hpp"
+#include "rivetkit/queue.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
@@ -213,6 +214,8 @@ class ActorContext {
     }
 
     const core::Kv& kv() const { return instance_->kv(); }
+    // The actor's durable queue (see rivetkit/queue.hpp); a view for this call, don't keep it.
+    Queue queue() const { return Queue(instance_->ctx()); }
     std::vector<Conn> conns() const { return instance_->conns(); }
 
     // Runs `work` while holding a keep-awake region: the actor does not go to sleep while it is

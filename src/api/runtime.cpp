@@ -27,6 +27,7 @@
 
 #include "base/log.hpp"
 #include "core/actor/factory.hpp"
+#include "core/actor/queue.hpp"
 #include "rivetkit/detail/definition.hpp"
 
 namespace rivetkit::detail {
@@ -187,13 +188,45 @@ boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
         def->create_conn_state(instance, conn, params);
 }
 
+// POST /queue/{name}: enqueue (and with `wait`, wait for the receiver's completion, bounded by the
+// request's timeout: a timeout answers status timedOut, as upstream's runtime does).
+boost::asio::awaitable<void> run_queue_send(InstancePtr instance, event::QueueSend ev) {
+    core::ActorQueue queue(instance->ctx());
+    core::QueueSendResult result;
+    if (ev.wait) {
+        core::EnqueueAndWaitOpts opts;
+        if (ev.timeout_ms)
+            opts.timeout = std::chrono::milliseconds(*ev.timeout_ms);
+        Result<std::optional<Bytes>> got =
+            co_await queue.enqueue_and_wait(std::move(ev.name), std::move(ev.body), opts);
+        if (!got.ok() && got.error().is("queue", "timed_out")) {
+            result.status = core::QueueSendResult::Status::TimedOut;
+        } else if (!got.ok()) {
+            ev.reply.send(std::move(got).error());
+            co_return;
+        } else {
+            result.response = std::move(got).value();
+        }
+    } else {
+        Result<core::QueueMessage> sent =
+            co_await queue.send(std::move(ev.name), std::move(ev.body));
+        if (!sent.ok()) {
+            ev.reply.send(std::move(sent).error());
+            co_return;
+        }
+    }
+    ev.reply.send(std::move(result));
+}
+
 // The run handler, under core's RunHandler region until it returns.
 boost::asio::awaitable<void> run_handler(DefinitionPtr def, InstancePtr instance) {
     core::WorkRegion region = instance->ctx().region(core::RegionKind::RunHandler);
     MakeHook make = [def, instance]() { return def->run(instance); };
     Status status = co_await guarded(std::move(make));
     sync_state(*def, instance);
-    if (!status.ok())
+    if (!status.ok() && status.error().is("actor", "aborted"))
+        log::debug("actor run handler ended by abort", {{"actor_id", instance->actor_id()}});
+    else if (!status.ok())
         log::warn("actor run handler failed",
                   {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
     region.release();
@@ -287,9 +320,7 @@ class Loop {
         }
         e.reply.send(errors::actor_invalid_operation("this actor does not accept raw websockets"));
     }
-    void serve(event::QueueSend& e) {
-        e.reply.send(errors::actor_invalid_operation("this actor has no queue"));
-    }
+    void serve(event::QueueSend& e) { start(ctx(), run_queue_send(inst_, std::move(e))); }
     void serve(event::WorkflowHistoryRequested& e) { e.reply.send(std::optional<Bytes>{}); }
     void serve(event::WorkflowReplayRequested& e) { e.reply.send(std::optional<Bytes>{}); }
 

@@ -151,6 +151,20 @@ class ActorHarness {
         co_return reply ? std::move(*reply) : Status(errors::actor_dropped_reply());
     }
 
+    // POST /queue/{name} as the registry dispatches it (body: the message's CBOR).
+    Task<Result<core::QueueSendResult>> queue_send(std::string name, Json body, bool wait,
+                                                   std::optional<std::uint64_t> timeout_ms) {
+        auto [reply_tx, reply_rx] = rt::oneshot<Result<core::QueueSendResult>>();
+        core::DispatchCommand command = core::dispatch::QueueSend{
+            std::move(name), to_cbor(body), core::ConnHandle("queue-test", {}, {}, false),
+            core::HttpRequest{}, wait, timeout_ms, std::move(reply_tx)};
+        EXPECT_TRUE(dispatch_tx_->send(std::move(command)));
+        auto reply = co_await reply_rx.recv();
+        if (!reply)
+            co_return errors::actor_dropped_reply();
+        co_return std::move(*reply);
+    }
+
     // Opens a connection with `params` that records the events it receives, subscribed to
     // `event` unless empty.
     Task<Result<core::ConnHandle>> connect(Json params,
