@@ -63,6 +63,7 @@ boost::asio::awaitable<void> oneshot_closed(OneshotState<T>* st) {
 template <typename T>
 class OneshotSender {
 public:
+    OneshotSender() noexcept = default;  // empty: like a spent sender
     OneshotSender(const OneshotSender&) = delete;
     OneshotSender& operator=(const OneshotSender&) = delete;
     OneshotSender(OneshotSender&& other) noexcept : st_(std::exchange(other.st_, nullptr)) {}
@@ -85,6 +86,8 @@ public:
     }
 
     bool is_closed() const noexcept { return st_ == nullptr || !st_->receiver_alive; }
+    // False once sent, dropped, moved from, or default-constructed.
+    bool valid() const noexcept { return st_ != nullptr; }
 
     // Completes once the receiver is gone (tokio's Sender::closed).
     boost::asio::awaitable<void> closed() { return detail::oneshot_closed(st_); }
@@ -102,7 +105,7 @@ private:
         st->release_if_unused();
     }
 
-    detail::OneshotState<T>* st_;
+    detail::OneshotState<T>* st_ = nullptr;
 };
 
 template <typename T>

@@ -84,16 +84,20 @@ std::optional<ActorContext> WeakActorContext::upgrade() const {
     return ActorContext(std::move(strong));
 }
 
-std::optional<ActorSpecifier> ActorContext::specifier() const {
-    if (!p_->generation)
+std::optional<ActorSpecifier> specifier_of(const ActorContextInner& s) {
+    if (!s.generation)
         return std::nullopt;
     std::string key;
-    for (const auto& part : p_->key) {
+    for (const auto& part : s.key) {
         if (!key.empty())
             key += '/';
         key += part;
     }
-    return ActorSpecifier{p_->actor_id, *p_->generation, std::move(key)};
+    return ActorSpecifier{s.actor_id, *s.generation, std::move(key)};
+}
+
+std::optional<ActorSpecifier> ActorContext::specifier() const {
+    return specifier_of(*p_);
 }
 
 void ActorContext::configure_lifecycle_events(std::optional<rt::Sender<LifecycleEvent>> tx) const {
@@ -128,12 +132,16 @@ void ActorContext::send_lifecycle_event(LifecycleEvent event) const {
 
 // Every sleep input change lands here. The task drains the flag at the top of its loop and on
 // the notify arm, so one notify per burst of changes is enough.
-void ActorContext::signal_activity() const {
-    p_->work_changed.notify_waiters();
-    if (p_->activity_dirty)
+void ActorContextInner::signal_activity() {
+    work_changed.notify_waiters();
+    if (activity_dirty)
         return;
-    p_->activity_dirty = true;
-    p_->activity.notify_one();
+    activity_dirty = true;
+    activity.notify_one();
+}
+
+void ActorContext::signal_activity() const {
+    p_->signal_activity();
 }
 
 bool ActorContext::take_activity_dirty() const {

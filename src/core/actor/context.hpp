@@ -105,6 +105,9 @@ struct ActorContextInner {
     std::size_t run_handlers = 0;
     bool queue_wait_active = false;
     std::map<std::uint64_t, rt::JoinHandle<void>> shutdown_tasks;
+    // In-flight actions: tracked like shutdown tasks, but as reply slots rather than tasks.
+    detail::TrackedReply* tracked_replies = nullptr;
+    std::size_t tracked_reply_count = 0;
     std::uint64_t next_work_id = 0;
     rt::Notify work_changed;  // notify_waiters whenever a counter or the task set changes
     bool teardown_started = false;
@@ -141,7 +144,20 @@ struct ActorContextInner {
 
     // Opaque user vars, created by the runtime.
     std::shared_ptr<void> vars;
+
+    ActorContextInner() = default;
+    ActorContextInner(const ActorContextInner&) = delete;
+    ActorContextInner& operator=(const ActorContextInner&) = delete;
+    ~ActorContextInner();  // lets go of in-flight reply slots (their callers still get answers)
+
+    bool tracked_work_idle() const noexcept {
+        return shutdown_tasks.empty() && tracked_reply_count == 0;
+    }
+    void signal_activity();
 };
+
+// The specifier errors carry once the actor has a generation (ActorContext::specifier).
+std::optional<ActorSpecifier> specifier_of(const ActorContextInner& s);
 
 // How a new connection is opened (ActorContext::connect_conn).
 struct ConnectOptions {
@@ -286,7 +302,15 @@ class ActorContext {
     std::size_t keep_awake_count() const noexcept { return p_->keep_awake; }
     std::size_t internal_keep_awake_count() const noexcept { return p_->internal_keep_awake; }
     std::size_t core_dispatched_hook_count() const noexcept { return p_->core_hooks; }
-    std::size_t shutdown_task_count() const noexcept { return p_->shutdown_tasks.size(); }
+    std::size_t shutdown_task_count() const noexcept {
+        return p_->shutdown_tasks.size() + p_->tracked_reply_count;
+    }
+    // The reply an action hands to the runtime: counted as tracked work holding the actor awake
+    // until answered or dropped. After teardown began the caller is dropped (logged) instead.
+    Reply<Bytes> track_reply(rt::OneshotSender<Result<Bytes>> caller) const;
+    bool actor_event_inbox_open() const noexcept {
+        return p_->actor_events && !p_->actor_events->is_closed();
+    }
     Task<bool> wait_for_shutdown_tasks(Instant deadline) const;
     // Drains tracked work at shutdown: abort-and-join when the deadline was reached, otherwise
     // wait for it to finish. Either way later spawns are refused afterwards.

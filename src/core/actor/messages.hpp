@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -27,15 +28,38 @@
 
 namespace rivetkit::core {
 
+struct ActorContextInner;
+
+namespace detail {
+// An in-flight action's answer slot. The actor counts it as tracked work (and holds the actor
+// awake) until the runtime answers or drops the reply; at a grace deadline the actor lets go of
+// it (owner = null, caller dropped). One allocation per action, no task.
+struct TrackedReply {
+    rt::OneshotSender<Result<Bytes>> caller;
+    ActorContextInner* owner = nullptr;
+    TrackedReply* prev = nullptr;
+    TrackedReply* next = nullptr;
+};
+// Answers the caller (errors gain the actor specifier), releases the work, frees the slot.
+bool complete_tracked_reply(TrackedReply* slot, Result<Bytes> result);
+}  // namespace detail
+
 template <typename T>
 class Reply {
   public:
     explicit Reply(rt::OneshotSender<Result<T>> tx) : tx_(std::move(tx)) {}
-    Reply(Reply&&) noexcept = default;
+    // A reply counted as the actor's tracked work (actions; see ActorContext::track_reply).
+    explicit Reply(detail::TrackedReply* tracked)
+        requires std::is_same_v<T, Bytes>
+        : tracked_(tracked) {}
+    // A moved-from reply is spent (not "dropped"): its destructor answers nothing.
+    Reply(Reply&& other) noexcept
+        : tx_(std::move(other.tx_)), tracked_(std::exchange(other.tracked_, nullptr)) {}
     Reply& operator=(Reply&& other) noexcept {
         if (this != &other) {
             drop();
             tx_ = std::move(other.tx_);
+            tracked_ = std::exchange(other.tracked_, nullptr);
         }
         return *this;
     }
@@ -45,13 +69,16 @@ class Reply {
 
     // Delivers once; false when the requester is gone or this reply was already used.
     bool send(Result<T> result) {
-        if (!tx_)
+        if constexpr (std::is_same_v<T, Bytes>) {
+            if (tracked_ != nullptr)
+                return detail::complete_tracked_reply(std::exchange(tracked_, nullptr),
+                                                       std::move(result));
+        }
+        if (!tx_.valid())
             return false;
-        auto tx = std::move(*tx_);
-        tx_.reset();
-        return tx.send(std::move(result));
+        return tx_.send(std::move(result));
     }
-    bool answered() const noexcept { return !tx_.has_value(); }
+    bool answered() const noexcept { return !tx_.valid() && tracked_ == nullptr; }
 
     // A reply plus the receiver its answer arrives on.
     static std::pair<Reply, rt::OneshotReceiver<Result<T>>> make() {
@@ -61,10 +88,11 @@ class Reply {
 
   private:
     void drop() {
-        if (tx_)
+        if (!answered())
             send(errors::actor_dropped_reply());
     }
-    std::optional<rt::OneshotSender<Result<T>>> tx_;
+    rt::OneshotSender<Result<T>> tx_;
+    detail::TrackedReply* tracked_ = nullptr;  // only ever set when T is Bytes
 };
 
 // Minimal HTTP request/response as they cross into the runtime.

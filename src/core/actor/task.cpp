@@ -50,21 +50,6 @@ void warn_closed(std::string_view actor_id, std::string_view channel, std::strin
               {{"actor_id", actor_id}, {"channel", channel}, {"reason", "all senders dropped"}});
 }
 
-// Forwards a tracked action's reply to the caller; the keep-awake region is held by the work
-// registry until this returns.
-boost::asio::awaitable<void> forward_action_reply(rt::OneshotReceiver<Result<Bytes>> rx,
-                                                  rt::OneshotSender<Result<Bytes>> caller,
-                                                  std::optional<ActorSpecifier> specifier) {
-    auto result = co_await rx.recv();
-    Result<Bytes> out = result ? std::move(*result) : Result<Bytes>(errors::actor_dropped_reply());
-    if (!out.ok() && specifier) {
-        Error error = std::move(out).error();
-        error.with_actor(*specifier);
-        out = Result<Bytes>(std::move(error));
-    }
-    caller.send(std::move(out));
-}
-
 }  // namespace
 
 ActorTask::ActorTask(std::string actor_id, std::uint32_t generation,
@@ -182,7 +167,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                                 "actor task terminating because dispatch inbox closed");
                     co_return LiveExit::terminated();
                 }
-                co_await handle_dispatch(std::move(*command));
+                dispatch_now(std::move(*command));
                 break;
             }
             case 5: {
@@ -330,6 +315,11 @@ std::optional<Error> ActorTask::dispatch_rejection() {
 }
 
 boost::asio::awaitable<void> ActorTask::handle_dispatch(DispatchCommand command) {
+    dispatch_now(std::move(command));
+    co_return;
+}
+
+void ActorTask::dispatch_now(DispatchCommand command) {
     const std::string_view label = dispatch_label(command);
     log::debug("actor dispatch command received",
                {{"actor_id", ctx.actor_id()}, {"command", label}});
@@ -339,28 +329,23 @@ boost::asio::awaitable<void> ActorTask::handle_dispatch(DispatchCommand command)
         log::debug(
             "actor dispatch command handled",
             {{"actor_id", ctx.actor_id()}, {"command", label}, {"outcome", "rejected_lifecycle"}});
-        co_return;
+        return;
     }
     dispatch_accepted(std::move(command));
-    co_return;
 }
 
 void ActorTask::dispatch_accepted(DispatchCommand command) {
     const std::string_view label = dispatch_label(command);
     Status sent;
     if (auto* action = std::get_if<dispatch::Action>(&command)) {
-        auto [reply, rx] = Reply<Bytes>::make();
-        sent =
-            ctx.try_send_actor_event(event::Action{std::move(action->name), std::move(action->args),
-                                                   action->conn, std::move(reply)},
-                                     label);
-        if (!sent.ok()) {
+        if (!ctx.actor_event_inbox_open()) {
             action->reply.send(with_specifier(errors::actor_not_ready()));
+            sent = errors::actor_not_ready();
         } else {
-            ctx.spawn_shutdown_task(
-                "action",
-                forward_action_reply(std::move(rx), std::move(action->reply), ctx.specifier()),
-                true);
+            sent = ctx.try_send_actor_event(
+                event::Action{std::move(action->name), std::move(action->args), action->conn,
+                              ctx.track_reply(std::move(action->reply))},
+                label);
         }
     } else if (auto* q = std::get_if<dispatch::QueueSend>(&command)) {
         sent = ctx.try_send_actor_event(
@@ -588,7 +573,7 @@ boost::asio::awaitable<bool> ActorTask::drain_tracked_work(ShutdownKind reason, 
     auto inner = ctx.inner();
     const Instant started = clock.now();
     std::optional<Instant> warn_at = started + kLongShutdownDrainWarningThreshold;
-    auto drained = [&] { return inner->shutdown_tasks.empty() && inner->websocket_callbacks == 0; };
+    auto drained = [&] { return inner->tracked_work_idle() && inner->websocket_callbacks == 0; };
     for (;;) {
         if (drained())
             co_return true;

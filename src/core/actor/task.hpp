@@ -151,7 +151,9 @@ class ActorTask {
     static Task<Status> run_owned(std::unique_ptr<ActorTask> task);
 
     Task<void> handle_lifecycle(LifecycleCommand command);
+    // Upstream's async shape (the spec tests await it); the loops call dispatch_now directly.
     Task<void> handle_dispatch(DispatchCommand command);
+    void dispatch_now(DispatchCommand command);
     Task<void> handle_event(LifecycleEvent event);
     // Registers a Stop reply, begins grace without draining dispatch, waits for grace to finish
     // (activity or deadline) and runs the guarded shutdown; returns what the Stop reply got.

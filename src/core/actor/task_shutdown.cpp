@@ -93,7 +93,7 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::begin_stop(
         // Work the engine queued before the Stop still runs against this generation.
         for (auto queued = dispatch_inbox_.try_recv(); queued;
              queued = dispatch_inbox_.try_recv()) {
-            co_await handle_dispatch(std::move(*queued));
+            dispatch_now(std::move(*queued));
         }
     }
     begin_grace(reason);
