@@ -18,34 +18,35 @@ namespace proto = rivetkit::proto::envoy_v8;
 
 namespace {
 
-// Upstream's limits (engine/packages/actor-kv); the engine enforces them too.
-constexpr std::size_t kMaxKeys = 128;
-constexpr std::size_t kMaxKeySize = 2048;
-constexpr std::size_t kMaxValueSize = 128 * 1024;
-constexpr std::size_t kMaxPutPayload = 976 * 1024;
+constexpr std::size_t kMaxKeys = kKvMaxKeys;
+constexpr std::size_t kMaxKeySize = kKvMaxKeySize;
+constexpr std::size_t kMaxValueSize = kKvMaxValueSize;
+constexpr std::size_t kMaxPutPayload = kKvMaxPutPayload;
+
+Status check_key(const Bytes& key) {
+    if (key.size() + kKvKeyEncodingOverhead > kMaxKeySize) {
+        return Error("kv", "key_too_large",
+                     "key is " + std::to_string(key.size()) + " bytes, limit " +
+                         std::to_string(kMaxKeySize - kKvKeyEncodingOverhead));
+    }
+    return {};
+}
+
+Status check_value(const Bytes& value) {
+    if (value.size() > kMaxValueSize) {
+        return Error("kv", "value_too_large",
+                     "value is " + std::to_string(value.size()) + " bytes, limit " +
+                         std::to_string(kMaxValueSize));
+    }
+    return {};
+}
 
 Status check_keys(const std::vector<Bytes>& keys) {
     if (keys.size() > kMaxKeys) {
         return Error("kv", "too_many_keys",
                      "a request may carry at most " + std::to_string(kMaxKeys) + " keys");
     }
-    for (const auto& k : keys) {
-        if (k.size() > kMaxKeySize) {
-            return Error("kv", "key_too_large",
-                         "key is " + std::to_string(k.size()) + " bytes, limit " +
-                             std::to_string(kMaxKeySize));
-        }
-    }
-    return {};
-}
-
-Status check_key(const Bytes& key) {
-    if (key.size() > kMaxKeySize) {
-        return Error("kv", "key_too_large",
-                     "key is " + std::to_string(key.size()) + " bytes, limit " +
-                         std::to_string(kMaxKeySize));
-    }
-    return {};
+    return check_kv_key_sizes(keys);
 }
 
 Status check_entries(const std::vector<KvEntry>& entries) {
@@ -53,17 +54,11 @@ Status check_entries(const std::vector<KvEntry>& entries) {
         return Error("kv", "too_many_keys",
                      "a request may carry at most " + std::to_string(kMaxKeys) + " keys");
     }
+    if (auto s = check_kv_entry_sizes(entries); !s.ok())
+        return s;
     std::size_t total = 0;
-    for (const auto& [k, v] : entries) {
-        if (auto s = check_key(k); !s.ok())
-            return s;
-        if (v.size() > kMaxValueSize) {
-            return Error("kv", "value_too_large",
-                         "value is " + std::to_string(v.size()) + " bytes, limit " +
-                             std::to_string(kMaxValueSize));
-        }
-        total += k.size() + v.size();
-    }
+    for (const auto& [k, v] : entries)
+        total += k.size() + kKvKeyEncodingOverhead + v.size();
     if (total > kMaxPutPayload) {
         return Error("kv", "payload_too_large",
                      "put payload is " + std::to_string(total) + " bytes, limit " +
@@ -126,6 +121,24 @@ void push_intent(detail::EnvoyState& st, const std::string& actor_id,
 }
 
 }  // namespace
+
+Status check_kv_key_sizes(const std::vector<Bytes>& keys) {
+    for (const auto& k : keys) {
+        if (auto s = check_key(k); !s.ok())
+            return s;
+    }
+    return {};
+}
+
+Status check_kv_entry_sizes(const std::vector<KvEntry>& entries) {
+    for (const auto& [k, v] : entries) {
+        if (auto s = check_key(k); !s.ok())
+            return s;
+        if (auto s = check_value(v); !s.ok())
+            return s;
+    }
+    return {};
+}
 
 const std::string& EnvoyHandle::envoy_key() const {
     return state_->config.envoy_key;

@@ -28,6 +28,20 @@ struct KvListOptions {
     std::optional<std::uint64_t> limit;
 };
 
+// Upstream's KV limits (engine/packages/actor-kv); the engine enforces them too.
+inline constexpr std::size_t kKvMaxKeys = 128;          // keys per get / put / delete request
+// Keys are measured as the engine stores them, tuple-encoded: 2 bytes more than the raw key, so
+// the longest raw key is 2046 bytes (the engine fails a longer one as "transaction failed").
+inline constexpr std::size_t kKvMaxKeySize = 2048;
+inline constexpr std::size_t kKvKeyEncodingOverhead = 2;
+inline constexpr std::size_t kKvMaxValueSize = 128 * 1024;
+inline constexpr std::size_t kKvMaxPutPayload = 976 * 1024;  // encoded keys + values of one put
+
+// The per-key / per-value limits alone (kv/key_too_large, kv/value_too_large), for callers that
+// split large batches into several requests and must reject the whole batch before sending any.
+Status check_kv_key_sizes(const std::vector<Bytes>& keys);
+Status check_kv_entry_sizes(const std::vector<KvEntry>& entries);
+
 struct ProtocolLimits {
     std::int64_t envoy_lost_threshold_ms = 0;
     std::int64_t actor_stop_threshold_ms = 0;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/actor/envoy_kv.hpp"
+#include "envoy/state.hpp"
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 #include "recording_callbacks.hpp"
@@ -650,4 +652,225 @@ TEST(EnvoyTls, UntrustedOrMismatchedCertificateFailsVerificationWithAClearError)
     ASSERT_TRUE(unverified);
     EXPECT_TRUE(unverified->is("envoy", "connect_failed")) << unverified->to_string();
     EXPECT_GE((*proxy)->server_names().size(), 1u);
+}
+
+namespace {
+
+std::string key_name(const char* prefix, int i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%03d", prefix, i);
+    return buf;
+}
+
+std::vector<std::string> key_names(const std::vector<rivetkit::core::KvEntry>& entries) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : entries)
+        out.emplace_back(k.begin(), k.end());
+    return out;
+}
+
+}  // namespace
+
+// The production KV backend (core::EnvoyKv behind core::Kv) against the engine: batches beyond the
+// engine's per-request limits are split, and oversize keys/values fail before anything is sent.
+TEST(EngineIntegration, EnvoyKvBackendRoundTripsAndSplitsBatches) {
+    using rivetkit::core::Kv;
+    using rivetkit::core::KvEntry;
+    using rivetkit::core::ListOpts;
+    using rivetkit::Status;
+    using List = rivetkit::Result<std::vector<KvEntry>>;
+    using Values = rivetkit::Result<std::vector<std::optional<Bytes>>>;
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
+    std::string actor = create_started_actor(*engine, *cb, "envoy-kv-1");
+    ASSERT_FALSE(actor.empty());
+    EnvoyHandle h = envoy.handle();
+    Kv kv(std::make_shared<rivetkit::core::EnvoyKv>(h, actor), actor);
+    auto requests_sent = [&] {
+        return *envoy.run([h]() -> asio::awaitable<std::uint32_t> {
+            co_return h.state().next_kv_request_id;
+        });
+    };
+    auto list_prefix = [&](std::string prefix, ListOpts opts) {
+        return *envoy.run([kv, prefix, opts]() -> asio::awaitable<List> {
+            auto op = kv.list_prefix(to_bytes(prefix), opts);
+            co_return co_await std::move(op);
+        });
+    };
+    auto list_range = [&](std::string start, std::string end, ListOpts opts) {
+        return *envoy.run([kv, start, end, opts]() -> asio::awaitable<List> {
+            auto op = kv.list_range(to_bytes(start), to_bytes(end), opts);
+            co_return co_await std::move(op);
+        });
+    };
+    auto put_all = [&](std::vector<KvEntry> entries) {
+        return *envoy.run([kv, entries]() -> asio::awaitable<Status> {
+            auto op = kv.batch_put(entries);
+            co_return co_await std::move(op);
+        });
+    };
+
+    // 300 small entries (more keys than one request may carry) and 12 × 100 KiB (more bytes).
+    std::vector<KvEntry> small;
+    for (int i = 0; i < 300; ++i)
+        small.emplace_back(to_bytes(key_name("p/", i)), to_bytes("v:" + key_name("", i)));
+    auto before = requests_sent();
+    Status put_small = put_all(small);
+    ASSERT_TRUE(put_small.ok()) << put_small.error().to_string();
+    EXPECT_EQ(requests_sent() - before, 3u) << "300 keys go out as 128 + 128 + 44";
+    std::vector<KvEntry> big;
+    for (int i = 0; i < 12; ++i)
+        big.emplace_back(to_bytes(key_name("big/", i)), pattern_bytes(100 * 1024 + i));
+    Status put_big = put_all(big);
+    ASSERT_TRUE(put_big.ok()) << put_big.error().to_string();
+    // Exactly at the limits: the engine agrees with the local checks.
+    constexpr std::size_t kLongestKey =
+        rivetkit::envoy::kKvMaxKeySize - rivetkit::envoy::kKvKeyEncodingOverhead;
+    Status at_limit =
+        put_all({{Bytes(kLongestKey, 'k'), Bytes(rivetkit::envoy::kKvMaxValueSize, 'v')}});
+    EXPECT_TRUE(at_limit.ok()) << at_limit.error().to_string();
+
+    // Get: request order kept across chunks, missing keys nullopt.
+    auto got = *envoy.run([kv]() -> asio::awaitable<Values> {
+        std::vector<Bytes> keys;
+        for (int i = 299; i >= 0; --i)
+            keys.push_back(to_bytes(key_name("p/", i)));
+        keys.push_back(to_bytes("missing"));
+        keys.push_back(to_bytes(key_name("big/", 7)));
+        auto op = kv.batch_get(std::move(keys));
+        co_return co_await std::move(op);
+    });
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    ASSERT_EQ(got->size(), 302u);
+    EXPECT_EQ(got->at(0), to_bytes("v:299"));
+    EXPECT_EQ(got->at(150), to_bytes("v:149"));
+    EXPECT_EQ(got->at(299), to_bytes("v:000"));
+    EXPECT_EQ(got->at(300), std::nullopt);
+    EXPECT_EQ(got->at(301), pattern_bytes(100 * 1024 + 7));
+    auto one = *envoy.run([kv]() -> asio::awaitable<rivetkit::Result<std::optional<Bytes>>> {
+        auto op = kv.get(to_bytes("p/042"));
+        co_return co_await std::move(op);
+    });
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ(*one, to_bytes("v:042"));
+
+    // List: prefix, reverse, limit; range [start, end).
+    auto all_p = list_prefix("p/", {});
+    ASSERT_TRUE(all_p.ok()) << all_p.error().to_string();
+    ASSERT_EQ(all_p->size(), 300u);
+    EXPECT_EQ(key_names(*all_p).front(), "p/000");
+    EXPECT_EQ(key_names(*all_p).back(), "p/299");
+    EXPECT_EQ(all_p->at(7).second, to_bytes("v:007"));
+    auto last3 = list_prefix("p/", {true, 3});
+    ASSERT_TRUE(last3.ok());
+    EXPECT_EQ(key_names(*last3), (std::vector<std::string>{"p/299", "p/298", "p/297"}));
+    auto first2 = list_prefix("p/", {false, 2});
+    ASSERT_TRUE(first2.ok());
+    EXPECT_EQ(key_names(*first2), (std::vector<std::string>{"p/000", "p/001"}));
+    auto bigs = list_prefix("big/", {});
+    ASSERT_TRUE(bigs.ok());
+    EXPECT_EQ(bigs->size(), 12u);
+    auto range = list_range("p/010", "p/020", {});
+    ASSERT_TRUE(range.ok());
+    ASSERT_EQ(range->size(), 10u);
+    EXPECT_EQ(key_names(*range).front(), "p/010");
+    EXPECT_EQ(key_names(*range).back(), "p/019");
+    auto range_rev = list_range("p/010", "p/020", {true, 2});
+    ASSERT_TRUE(range_rev.ok());
+    EXPECT_EQ(key_names(*range_rev), (std::vector<std::string>{"p/019", "p/018"}));
+
+    // Delete one, 200 (two requests), a range; then deletes + puts in one apply_batch.
+    auto deleted = *envoy.run([kv]() -> asio::awaitable<Status> {
+        auto one_op = kv.del(to_bytes("p/000"));
+        Status s = co_await std::move(one_op);
+        if (!s.ok())
+            co_return s;
+        std::vector<Bytes> keys;
+        for (int i = 1; i <= 200; ++i)
+            keys.push_back(to_bytes(key_name("p/", i)));
+        auto many = kv.batch_delete(std::move(keys));
+        s = co_await std::move(many);
+        if (!s.ok())
+            co_return s;
+        auto range_op = kv.delete_range(to_bytes("p/250"), to_bytes("p/299"));
+        co_return co_await std::move(range_op);
+    });
+    ASSERT_TRUE(deleted.ok()) << deleted.error().to_string();
+    auto left = list_prefix("p/", {});
+    ASSERT_TRUE(left.ok());
+    ASSERT_EQ(left->size(), 50u);  // p/201..p/249 and p/299 (the range end is exclusive)
+    EXPECT_EQ(key_names(*left).front(), "p/201");
+    EXPECT_EQ(key_names(*left).back(), "p/299");
+    auto applied = *envoy.run([kv]() -> asio::awaitable<Status> {
+        std::vector<KvEntry> puts{{to_bytes("p/201"), to_bytes("new")},
+                                  {to_bytes("q/1"), to_bytes("x")}};
+        std::vector<Bytes> deletes{to_bytes("p/201"), to_bytes("p/202")};
+        auto op = kv.apply_batch(std::move(puts), std::move(deletes));
+        co_return co_await std::move(op);
+    });
+    ASSERT_TRUE(applied.ok()) << applied.error().to_string();
+    auto after_apply = *envoy.run([kv]() -> asio::awaitable<Values> {
+        std::vector<Bytes> keys{to_bytes("p/201"), to_bytes("p/202"), to_bytes("q/1")};
+        auto op = kv.batch_get(std::move(keys));
+        co_return co_await std::move(op);
+    });
+    ASSERT_TRUE(after_apply.ok());
+    EXPECT_EQ(after_apply->at(0), to_bytes("new"));
+    EXPECT_EQ(after_apply->at(1), std::nullopt);
+    EXPECT_EQ(after_apply->at(2), to_bytes("x"));
+
+    // Oversize keys and values fail locally: no request leaves, not even the valid chunks before
+    // the bad entry.
+    before = requests_sent();
+    std::vector<KvEntry> late_bad;
+    for (int i = 0; i < 150; ++i)
+        late_bad.emplace_back(to_bytes(key_name("ok/", i)), to_bytes("v"));
+    late_bad[140].second = Bytes(rivetkit::envoy::kKvMaxValueSize + 1, 'v');
+    Status value_too_large = put_all(late_bad);
+    EXPECT_TRUE(!value_too_large.ok() && value_too_large.error().is("kv", "value_too_large"))
+        << (value_too_large.ok() ? "ok" : value_too_large.error().to_string());
+    Status key_too_large =
+        put_all({{to_bytes("fine"), to_bytes("v")}, {Bytes(kLongestKey + 1, 'k'), to_bytes("v")}});
+    EXPECT_TRUE(!key_too_large.ok() && key_too_large.error().is("kv", "key_too_large"));
+    auto oversize_reads = *envoy.run([kv, kLongestKey]() -> asio::awaitable<std::vector<Status>> {
+        const Bytes huge(kLongestKey + 1, 'k');
+        std::vector<Status> out;
+        auto get_op = kv.get(huge);
+        auto get_result = co_await std::move(get_op);
+        out.push_back(get_result.ok() ? Status{} : Status(get_result.error()));
+        auto list_op = kv.list_prefix(huge);
+        auto list_result = co_await std::move(list_op);
+        out.push_back(list_result.ok() ? Status{} : Status(list_result.error()));
+        auto range_op = kv.list_range(to_bytes("a"), huge);
+        auto range_result = co_await std::move(range_op);
+        out.push_back(range_result.ok() ? Status{} : Status(range_result.error()));
+        auto del_op = kv.batch_delete({to_bytes("p/299"), huge});
+        out.push_back(co_await std::move(del_op));
+        auto del_range_op = kv.delete_range(huge, to_bytes("z"));
+        out.push_back(co_await std::move(del_range_op));
+        auto apply_op = kv.apply_batch({{to_bytes("q/2"), to_bytes("v")}}, {huge});
+        out.push_back(co_await std::move(apply_op));
+        co_return out;
+    });
+    ASSERT_EQ(oversize_reads.size(), 6u);
+    for (const auto& s : oversize_reads) {
+        EXPECT_TRUE(!s.ok() && s.error().is("kv", "key_too_large"))
+            << (s.ok() ? "ok" : s.error().to_string());
+    }
+    EXPECT_EQ(requests_sent(), before) << "a refused operation sent a request";
+    auto untouched = list_prefix("ok/", {});
+    ASSERT_TRUE(untouched.ok());
+    EXPECT_TRUE(untouched->empty()) << untouched->size() << " entries of the refused batch written";
+    auto still = *envoy.run([kv]() -> asio::awaitable<Values> {
+        std::vector<Bytes> keys{to_bytes("fine"), to_bytes("p/299"), to_bytes("q/2")};
+        auto op = kv.batch_get(std::move(keys));
+        co_return co_await std::move(op);
+    });
+    ASSERT_TRUE(still.ok());
+    EXPECT_EQ(still->at(0), std::nullopt);
+    EXPECT_EQ(still->at(1), to_bytes("v:299"));
+    EXPECT_EQ(still->at(2), std::nullopt);
 }

@@ -44,6 +44,8 @@ std::vector<std::vector<KvEntry>> chunk_entries(std::vector<KvEntry> entries) {
 }  // namespace
 
 Task<Result<std::vector<std::optional<Bytes>>>> EnvoyKv::batch_get(std::vector<Bytes> keys) {
+    if (auto s = envoy::check_kv_key_sizes(keys); !s.ok())
+        co_return s.error();
     std::vector<std::optional<Bytes>> out;
     out.reserve(keys.size());
     for (auto& chunk : chunk_keys(std::move(keys))) {
@@ -57,7 +59,11 @@ Task<Result<std::vector<std::optional<Bytes>>>> EnvoyKv::batch_get(std::vector<B
     co_return out;
 }
 
+// Whole batches are checked before the first chunk goes out: an oversize entry late in a batch
+// must not leave the earlier chunks written.
 Task<Status> EnvoyKv::batch_put(std::vector<KvEntry> entries) {
+    if (auto s = envoy::check_kv_entry_sizes(entries); !s.ok())
+        co_return s;
     for (auto& chunk : chunk_entries(std::move(entries))) {
         auto op = envoy_.kv_put(actor_id_, std::move(chunk));
         Status s = co_await std::move(op);
@@ -68,6 +74,8 @@ Task<Status> EnvoyKv::batch_put(std::vector<KvEntry> entries) {
 }
 
 Task<Status> EnvoyKv::batch_delete(std::vector<Bytes> keys) {
+    if (auto s = envoy::check_kv_key_sizes(keys); !s.ok())
+        co_return s;
     for (auto& chunk : chunk_keys(std::move(keys))) {
         auto op = envoy_.kv_delete(actor_id_, std::move(chunk));
         Status s = co_await std::move(op);
@@ -94,6 +102,11 @@ Task<Result<std::vector<KvEntry>>> EnvoyKv::list_range(Bytes start, Bytes end, L
 }
 
 Task<Status> EnvoyKv::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) {
+    // Nothing is deleted when a put would be refused.
+    if (auto s = envoy::check_kv_entry_sizes(puts); !s.ok())
+        co_return s;
+    if (auto s = envoy::check_kv_key_sizes(deletes); !s.ok())
+        co_return s;
     if (!deletes.empty()) {
         auto del = batch_delete(std::move(deletes));
         Status s = co_await std::move(del);

@@ -2,7 +2,8 @@
 // The production KV backend: an actor's KV in the engine, reached through the envoy client.
 // One instance per actor (the backend interface carries no actor id). Batches larger than the
 // engine's per-request limits (128 keys, 976 KiB of put payload) are split into several requests;
-// a single oversize key or value fails locally with kv/key_too_large / kv/value_too_large.
+// an oversize key or value anywhere in a batch fails the whole batch locally with
+// kv/key_too_large / kv/value_too_large before any request is sent.
 
 #include <string>
 
