@@ -649,3 +649,112 @@ TEST(EnvoyWebSocket, UnackedMessageIsRedeliveredAfterWakeNotDroppedAsDuplicate) 
         co_await finish(env, handle);
     }(e));
 }
+
+namespace {
+
+std::vector<std::int64_t> indexes_of(const proto::ToRivetEvents& events) {
+    std::vector<std::int64_t> out;
+    for (const auto& e : events.value)
+        out.push_back(e.checkpoint.index);
+    return out;
+}
+
+proto::ToEnvoy ack_events(std::uint32_t generation, std::int64_t index) {
+    return proto::ToEnvoy{
+        proto::ToEnvoyAckEvents{{proto::ActorCheckpoint{kActor, generation, index}}}};
+}
+
+// Accepts the envoy's next connection and completes its handshake.
+asio::awaitable<std::shared_ptr<FakeConnection>> reconnect(Env& env) {
+    auto conn = co_await env.engine->accept(env.clock(), kWait);
+    EXPECT_TRUE(conn);
+    if (!conn)
+        co_return nullptr;
+    auto meta = co_await conn->next_of<proto::ToRivetMetadata>(env.clock(), kWait);
+    EXPECT_TRUE(meta);
+    conn->push(init_message());
+    co_return conn;
+}
+
+}  // namespace
+
+// As upstream's envoy client: every event (alarm, intent, state update) stays in its actor's
+// history until the engine acks it and is re-sent, in index order, after each reconnect; events
+// made while disconnected go out after the next Init; a stopped generation's history is dropped
+// once its Stopped event went out on a live connection.
+TEST(EnvoyEvents, UnackedAlarmsIntentsAndOfflineEventsAreReplayedAfterReconnect) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);  // Running = index 0
+        conn->push(ack_events(1, 0));
+        handle.set_alarm(kActor, 1'700'000'060'000);  // 1
+        handle.sleep_actor(kActor);                   // 2
+        for (std::int64_t index : {1, 2}) {
+            auto sent = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+            EXPECT_TRUE(sent && indexes_of(*sent) == std::vector<std::int64_t>{index});
+        }
+        conn->drop();
+        // Made while disconnected: kept, sent after the next Init.
+        handle.set_alarm(kActor, std::nullopt);  // 3
+
+        auto conn2 = co_await reconnect(env);
+        auto replay = co_await conn2->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(replay);
+        if (replay) {
+            // The acked Running event is not re-sent.
+            EXPECT_EQ(indexes_of(*replay), (std::vector<std::int64_t>{1, 2, 3}));
+            EXPECT_EQ(replay->value.at(0).inner,
+                      proto::Event{proto::EventActorSetAlarm{1'700'000'060'000}});
+            EXPECT_TRUE(replay->value.at(1).inner.is<proto::EventActorIntent>());
+            EXPECT_EQ(replay->value.at(2).inner,
+                      proto::Event{proto::EventActorSetAlarm{std::nullopt}});
+        }
+
+        // Acked up to 2: only 3 comes back after the next reconnect.
+        conn2->push(ack_events(1, 2));
+        handle.set_alarm(kActor, 1'700'000'090'000);  // 4, a separate round trip
+        auto sent4 = co_await conn2->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(sent4 && indexes_of(*sent4) == std::vector<std::int64_t>{4});
+        conn2->drop();
+        auto conn3 = co_await reconnect(env);
+        auto replay3 = co_await conn3->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(replay3 && indexes_of(*replay3) == (std::vector<std::int64_t>{3, 4}));
+        conn3->push(ack_events(1, 4));
+
+        // The engine's sleep stop: Stopped (5) goes out live and the history is dropped with it.
+        conn3->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
+        auto stopped = co_await conn3->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(stopped && stopped_in(*stopped) &&
+                    indexes_of(*stopped) == std::vector<std::int64_t>{5});
+        conn3->drop();
+        auto conn4 = co_await reconnect(env);
+        auto nothing = co_await conn4->next_of<proto::ToRivetEvents>(env.clock(), 5000ms);
+        EXPECT_FALSE(nothing) << "a finished generation's history was replayed";
+
+        // Generation 2 is lost while the engine is unreachable: its Stopped(Error) is made
+        // offline, replayed once after the reconnect, then forgotten.
+        co_await start_actor(env, *conn4, 2);
+        env.engine->refuse_next(1'000'000);
+        conn4->drop();
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->stops.size() >= 2; }));
+        EXPECT_EQ(cb->stops.back().reason, StopReason::lost);
+        env.engine->refuse_next(0);
+        auto conn5 = co_await reconnect(env);
+        auto replay5 = co_await conn5->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(replay5);
+        if (replay5) {
+            EXPECT_EQ(indexes_of(*replay5), (std::vector<std::int64_t>{0, 1}));  // Running, Stopped
+            auto s = stopped_in(*replay5);
+            EXPECT_TRUE(s && s->code == proto::StopCode::Error);
+            EXPECT_EQ(replay5->value.at(1).checkpoint.generation, 2u);
+        }
+        conn5->drop();
+        auto conn6 = co_await reconnect(env);
+        auto nothing6 = co_await conn6->next_of<proto::ToRivetEvents>(env.clock(), 5000ms);
+        EXPECT_FALSE(nothing6) << "a lost generation's Stopped was replayed twice";
+        co_await finish(env, handle);
+    }(e));
+}
