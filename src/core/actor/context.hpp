@@ -339,6 +339,8 @@ class ActorContext {
     void after(std::chrono::milliseconds delay, std::string action, Bytes args) const;
     void at(std::int64_t timestamp_ms, std::string action, Bytes args) const;
     std::optional<PersistedScheduleEvent> next_event() const;
+    // Removes the event (upstream's cancel_scheduled_event); false when there is none with that id.
+    bool cancel_scheduled_event(std::string_view event_id) const;
     Task<Status> drain_overdue_scheduled_events() const;
     void sync_alarm() const;
     void sync_future_alarm() const;

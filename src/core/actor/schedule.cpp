@@ -130,6 +130,21 @@ void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args)
     sync_alarm();
 }
 
+bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
+    auto& events = p_->persisted.scheduled_events;
+    const auto before = events.size();
+    std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
+    if (events.size() == before)
+        return false;
+    log::debug("scheduled actor event cancelled",
+               {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
+    p_->schedule_dirty_since_push = true;
+    p_->dirty = true;
+    persist_now_tracked("schedule cancel");
+    sync_alarm();
+    return true;
+}
+
 std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
     const auto& events = p_->persisted.scheduled_events;
     if (events.empty())
