@@ -44,6 +44,11 @@ class EnvoyCallbacks {
     virtual boost::asio::awaitable<Status> on_actor_stop(EnvoyHandle handle, ActorStop stop) = 0;
 
     virtual boost::asio::awaitable<HttpResponse> fetch(EnvoyHandle handle, HttpRequest request) = 0;
+    // For requests whose body the gateway streams (the streaming gateway, with a body): true =
+    // `fetch` is called as soon as the head arrives, with the body in HttpRequest::body_stream
+    // (credit returned as the handler reads it); false = the body is collected first and `fetch`
+    // sees it whole in HttpRequest::body. `head` has no body yet.
+    virtual bool stream_request_body(const HttpRequest& /*head*/) { return false; }
 
     // Accept by returning a listener; an error rejects the socket (closed 1011 with the error id).
     virtual boost::asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> websocket(

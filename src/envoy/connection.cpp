@@ -218,6 +218,8 @@ asio::awaitable<void> finish_envoy(std::shared_ptr<EnvoyState> st) {
     stop_all_actors_locally(*st, StopReason::going_away);
     fail_pending_kv(*st, envoy_error("shutdown", "envoy is shut down"));
     for (auto& [key, stream] : st->http) {
+        if (stream->body)
+            stream->body->fail(envoy_error("shutdown", "envoy is shut down"));
         stream->aborted = true;
         stream->window.notify_one();
     }

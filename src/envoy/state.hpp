@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "envoy/body_stream.hpp"
 #include "envoy/callbacks.hpp"
 #include "envoy/config.hpp"
 #include "envoy/handle.hpp"
@@ -76,6 +77,8 @@ struct HttpStream {
     std::uint32_t generation = 0;
     HttpRequest request;
     bool streaming_request = false;
+    // The handler reads the body as it arrives (EnvoyCallbacks::stream_request_body).
+    std::shared_ptr<HttpBodyStream> body;
     bool response_stream = false;
     bool dispatched = false;
     bool aborted = false;
@@ -198,6 +201,8 @@ void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t index
 void handle_websocket_message(EnvoyState& st, const TunnelId& id, std::uint16_t index,
                               proto::ToEnvoyTunnelMessageKind kind);
 void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason reason);
+// A streamed request body's reader has taken `total_read` bytes: credit the gateway.
+void credit_request_body(EnvoyState& st, const TunnelId& id, std::uint64_t total_read);
 void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
                                     const std::vector<TunnelId>& requests);
 void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool binary);

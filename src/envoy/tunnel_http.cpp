@@ -4,7 +4,9 @@
 //    cumulative RequestBodyWindowUpdates (the gateway stalls after ~1 MiB otherwise); large
 //    responses are streamed in chunks, un-acknowledged bytes kept one chunk below
 //    `response_window_bytes` (see response_window_open).
-// The handler sees whole bodies both ways. Our message indexes run per request from 0, shared by
+// The handler sees whole bodies both ways, unless it asks for a streamed request body
+// (EnvoyCallbacks::stream_request_body): then it is called at RequestStart, reads the chunks from
+// an HttpBodyStream, and the gateway is credited as it reads. Our message indexes run per request from 0, shared by
 // response frames and window updates (accepted by the engine).
 
 #include "base/log.hpp"
@@ -106,6 +108,8 @@ asio::awaitable<void> run_fetch(std::shared_ptr<EnvoyState> st, TunnelId id,
             response = HttpResponse{500, {{"x-rivet-error", e.group() + "." + e.code()}}, {}};
         }
     }
+    if (s->body && !s->body->complete())
+        s->body->fail(envoy_error("response_sent", "the handler answered before the body ended"));
     if (!s->aborted)
         co_await send_response(st, id, s, std::move(response));
     auto it = st->http.find(id.key());
@@ -143,6 +147,15 @@ void on_request_start(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestS
     if (start.body)
         s->request.body = std::move(*start.body);
     st.http.emplace(id.key(), s);
+    if (s->streaming_request && st.callbacks && st.callbacks->stream_request_body(s->request)) {
+        s->body = std::make_shared<HttpBodyStream>(st.weak_from_this(), id);
+        if (!s->request.body.empty())
+            s->body->push(std::move(s->request.body));
+        s->request.body.clear();
+        s->request.body_stream = s->body;
+        dispatch(st, id, s);
+        return;
+    }
     if (!s->streaming_request)
         dispatch(st, id, s);
 }
@@ -152,6 +165,13 @@ void on_request_chunk(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestC
     if (it == st.http.end())
         return;
     auto s = it->second;
+    if (s->body) {
+        // Credit goes back as the handler reads (credit_request_body).
+        s->body->push(std::move(chunk.body));
+        if (chunk.finish)
+            s->body->finish();
+        return;
+    }
     if (!s->streaming_request || s->dispatched)
         return;
     s->request.body.insert(s->request.body.end(), chunk.body.begin(), chunk.body.end());
@@ -167,6 +187,19 @@ void on_request_chunk(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestC
 
 }  // namespace
 
+void credit_request_body(EnvoyState& st, const TunnelId& id, std::uint64_t total_read) {
+    auto it = st.http.find(id.key());
+    if (it == st.http.end() || it->second->aborted)
+        return;
+    auto& s = *it->second;
+    if (total_read <= s.request_consumed)
+        return;
+    s.request_consumed = total_read;
+    send_http(st, id, s,
+              proto::ToRivetTunnelMessageKind{
+                  proto::ToRivetRequestBodyWindowUpdate{s.request_consumed}});
+}
+
 void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t /*index*/,
                          proto::ToEnvoyTunnelMessageKind kind) {
     auto& v = kind.value;
@@ -179,14 +212,22 @@ void handle_http_message(EnvoyState& st, const TunnelId& id, std::uint16_t /*ind
         if (it == st.http.end())
             return;
         log::debug("tunnel request aborted", {{"request", id.to_hex()}});
+        if (it->second->body)
+            it->second->body->fail(envoy_error("request_aborted", "the request was aborted"));
         it->second->aborted = true;
         it->second->window.notify_one();
         st.http.erase(it);
     } else if (std::holds_alternative<proto::ToEnvoyRequestBodyCancel>(v)) {
         // The body ends here, but the gateway still wants a response.
         auto it = st.http.find(id.key());
-        if (it != st.http.end() && !it->second->dispatched)
+        if (it == st.http.end())
+            return;
+        if (it->second->body) {
+            it->second->body->fail(
+                envoy_error("request_body_cancelled", "the request body was cancelled"));
+        } else if (!it->second->dispatched) {
             dispatch(st, id, it->second);
+        }
     } else if (auto* update = std::get_if<proto::ToEnvoyResponseBodyWindowUpdate>(&v)) {
         auto it = st.http.find(id.key());
         if (it == st.http.end())

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,6 +62,8 @@ struct ActorStop {
     StopReason reason = StopReason::sleep_intent;
 };
 
+class HttpBodyStream;  // envoy/body_stream.hpp
+
 struct HttpRequest {
     std::string actor_id;
     TunnelId id;
@@ -68,6 +71,9 @@ struct HttpRequest {
     std::string path;
     Headers headers;
     Bytes body;
+    // Set instead of `body` when the callbacks chose to stream this request's body
+    // (EnvoyCallbacks::stream_request_body): the body is read from here as it arrives.
+    std::shared_ptr<HttpBodyStream> body_stream;
 };
 
 struct HttpResponse {

@@ -758,3 +758,89 @@ TEST(EnvoyEvents, UnackedAlarmsIntentsAndOfflineEventsAreReplayedAfterReconnect)
         co_await finish(env, handle);
     }(e));
 }
+
+namespace {
+
+proto::ToEnvoy request_chunk(const TunnelId& id, std::uint16_t index, std::string body,
+                             bool finish) {
+    return tunnel(id, index,
+                  proto::ToEnvoyTunnelMessageKind{
+                      proto::ToEnvoyRequestChunk{to_bytes(body), finish}});
+}
+
+std::optional<std::uint64_t> credit_in(const std::optional<proto::ToRivetTunnelMessage>& m) {
+    if (!m)
+        return std::nullopt;
+    if (auto* wu = m->message_kind.get_if<proto::ToRivetRequestBodyWindowUpdate>())
+        return wu->consumed_bytes;
+    return std::nullopt;
+}
+
+}  // namespace
+
+// Streaming gateway, handler reading the body as it arrives: fetch starts at RequestStart, and
+// the gateway is credited with what the handler took, not with what arrived.
+TEST(EnvoyTunnel, StreamedRequestBodyIsReadByTheHandlerWithCreditAsItReads) {
+    Env e;
+    e.cb->stream_bodies = true;
+    e.cb->read_gate = std::make_shared<rt::Notify>();
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        RecordingCallbacks* cb = env.cb.get();
+        rt::Notify& gate = *cb->read_gate;
+        proto::ToEnvoyRequestStart start{kActor, 1u, "POST", "/stream", {}, std::nullopt,
+                                         true,   false};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->fetches_started == 1; }))
+            << "fetch starts with the head, before any body";
+
+        conn->push(request_chunk(kRequest, 1, std::string(100, 'a'), false));
+        auto early = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), 1000ms);
+        EXPECT_FALSE(early) << "no credit before the handler reads";
+        gate.notify_one();
+        auto credit1 = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_EQ(credit_in(credit1), std::optional<std::uint64_t>(100));
+        EXPECT_EQ(cb->body_pieces.size(), 1u);
+
+        conn->push(request_chunk(kRequest, 2, std::string(50, 'b'), false));
+        gate.notify_one();
+        auto credit2 = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_EQ(credit_in(credit2), std::optional<std::uint64_t>(150));
+        // The last piece: the body is complete, so reading it returns no credit.
+        conn->push(request_chunk(kRequest, 3, std::string(30, 'c'), true));
+        gate.notify_one();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->body_pieces.size() == 3; }));
+        gate.notify_one();  // end of body
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->requests.size() == 1; }));
+        auto resp = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* rs = resp ? resp->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
+        EXPECT_TRUE(rs && rs->status == 200 && rs->body &&
+                    *rs->body == to_bytes(std::string(100, 'a') + std::string(50, 'b') +
+                                          std::string(30, 'c')))
+            << "unexpected response";
+        EXPECT_EQ(cb->body_pieces.size(), 3u);
+        EXPECT_TRUE(cb->body_errors.empty());
+
+        // An aborted request: pieces that arrived are read, then the reader gets the abort and
+        // no response goes out.
+        const TunnelId second{{1, 2, 3, 4}, {9, 9, 9, 9}};
+        conn->push(tunnel(second, 0, proto::ToEnvoyTunnelMessageKind{start}));
+        conn->push(request_chunk(second, 1, "xyz", false));
+        conn->push(tunnel(second, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestAbort{}}));
+        gate.notify_one();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->body_pieces.size() == 4; }));
+        gate.notify_one();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return cb->body_errors.size() == 1; }));
+        EXPECT_TRUE(cb->body_errors.at(0).is("envoy", "request_aborted"))
+            << cb->body_errors.at(0).to_string();
+        auto after_abort = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), 2000ms);
+        EXPECT_FALSE(after_abort) << "nothing is sent for an aborted request";
+        co_await finish(env, handle);
+    }(e));
+}

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "envoy/body_stream.hpp"
 #include "envoy/state.hpp"
 #include "recording_callbacks.hpp"
 
@@ -68,10 +69,30 @@ asio::awaitable<Status> LiveCallbacks::on_actor_stop(EnvoyHandle, ActorStop stop
     co_return Status{};
 }
 
+bool LiveCallbacks::stream_request_body(const HttpRequest& head) {
+    return head.path.find("/stream/") != std::string::npos;
+}
+
 asio::awaitable<HttpResponse> LiveCallbacks::fetch(EnvoyHandle, HttpRequest request) {
     HttpResponse response;
+    std::size_t pieces = 0;
+    if (auto body = request.body_stream) {
+        for (;;) {
+            auto piece = co_await body->next();
+            if (!piece.ok()) {
+                response.status = 400;
+                response.headers = {{"x-error", piece.error().to_string()}};
+                co_return response;
+            }
+            if (!*piece)
+                break;
+            ++pieces;
+            request.body.insert(request.body.end(), (*piece)->begin(), (*piece)->end());
+        }
+    }
     response.status = 200;
-    response.headers = {{"x-path", request.path},
+    response.headers = {{"x-pieces", std::to_string(pieces)},
+                        {"x-path", request.path},
                         {"x-method", request.method},
                         {"x-body-len", std::to_string(request.body.size())}};
     std::string_view path = request.path;

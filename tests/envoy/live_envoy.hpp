@@ -21,8 +21,8 @@
 
 namespace rivetkit::envoy::testing {
 
-// Thread-safe recording callbacks: echo HTTP ("/big/<n>" answers n bytes) and an echoing
-// WebSocket listener ("echo:<text>").
+// Thread-safe recording callbacks: echo HTTP ("/big/<n>" answers n bytes; bodies of paths with
+// "/stream/" are read as a stream) and an echoing WebSocket listener ("echo:<text>").
 class LiveCallbacks final : public EnvoyCallbacks {
   public:
     struct State {
@@ -63,6 +63,8 @@ class LiveCallbacks final : public EnvoyCallbacks {
     boost::asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> websocket(
         EnvoyHandle handle, WebSocketOpen open, WebSocketSender sender) override;
     bool can_hibernate(const WebSocketOpen&) override { return hibernate; }
+    // Paths containing "/stream/" read their body as it arrives (answer header x-pieces).
+    bool stream_request_body(const HttpRequest& head) override;
 
     template <typename F>
     void update(F f) {

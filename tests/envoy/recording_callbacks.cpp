@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "envoy/body_stream.hpp"
 #include "runtime/select.hpp"
 
 namespace rivetkit::envoy::testing {
@@ -76,6 +77,28 @@ asio::awaitable<Status> RecordingCallbacks::on_actor_stop(EnvoyHandle, ActorStop
 }
 
 asio::awaitable<HttpResponse> RecordingCallbacks::fetch(EnvoyHandle, HttpRequest request) {
+    ++fetches_started;
+    changed->notify_one();
+    if (auto body = request.body_stream) {
+        // Keep what the notify/gate objects are while this coroutine waits.
+        std::shared_ptr<rt::Notify> gate = read_gate;
+        std::shared_ptr<rt::Notify> changed_now = changed;
+        for (;;) {
+            if (gate)
+                co_await gate->notified();
+            auto piece = co_await body->next();
+            if (!piece.ok()) {
+                body_errors.push_back(piece.error());
+                changed_now->notify_one();
+                break;
+            }
+            if (!*piece)
+                break;
+            request.body.insert(request.body.end(), (*piece)->begin(), (*piece)->end());
+            body_pieces.push_back(std::move(**piece));
+            changed_now->notify_one();
+        }
+    }
     HttpResponse response;
     response.status = 200;
     response.headers = {{"x-path", request.path},

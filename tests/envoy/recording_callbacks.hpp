@@ -38,6 +38,13 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     // which it receives but leaves un-acked, as the registry does for an action that arrives
     // while its actor is entering sleep.
     bool listener_acks = false;
+    // Streamed request bodies (stream_request_body): fetch reads the HttpBodyStream piece by
+    // piece, each read waiting for a permit on `read_gate` when one is set.
+    bool stream_bodies = false;
+    std::shared_ptr<rt::Notify> read_gate;
+    std::vector<Bytes> body_pieces;
+    std::vector<Error> body_errors;
+    int fetches_started = 0;
 
     void on_connect(EnvoyHandle) override;
     void on_disconnect(EnvoyHandle) override;
@@ -46,6 +53,7 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     // 200, echoing the body; "/big/<n>" answers n pattern bytes. Headers x-path, x-method,
     // x-body-len describe the request as received.
     boost::asio::awaitable<HttpResponse> fetch(EnvoyHandle handle, HttpRequest request) override;
+    bool stream_request_body(const HttpRequest&) override { return stream_bodies; }
     // Echoes every message back as "echo:<text>".
     boost::asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> websocket(
         EnvoyHandle handle, WebSocketOpen open, WebSocketSender sender) override;
