@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include "envoy/body_stream.hpp"
-#include "envoy/state.hpp"
 #include "recording_callbacks.hpp"
 
 namespace rivetkit::envoy::testing {
@@ -139,20 +138,6 @@ LiveEnvoy::~LiveEnvoy() {
     work_.reset();
     io_.stop();
     thread_.join();
-}
-
-void LiveEnvoy::vanish() {
-    EnvoyHandle h = *handle_;
-    run([h]() -> asio::awaitable<bool> {
-        auto& st = h.state();
-        // A dead process neither drains nor closes: drop the socket and stop reconnecting.
-        st.shutting_down = true;
-        st.stop_requested.notify_one();
-        if (st.transport)
-            st.transport->abort();
-        co_await h.wait_stopped();
-        co_return true;
-    });
 }
 
 }  // namespace rivetkit::envoy::testing

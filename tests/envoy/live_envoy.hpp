@@ -111,8 +111,6 @@ class LiveEnvoy {
     EnvoyHandle& handle() { return *handle_; }
     // CPU time (user + system) consumed so far by the envoy's io thread.
     double thread_cpu_seconds() const;
-    // Stops the envoy without a close frame or Stopping, as a killed process would vanish.
-    void vanish();
 
   private:
     template <typename T, typename F>
