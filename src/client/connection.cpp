@@ -1,0 +1,519 @@
+// The actor-connect connection: one run loop per Connection on the client's executor
+// (connect → read frames → on loss back off and reconnect), a writer that keeps one
+// WebSocket write outstanding, and the pending-action table.
+
+#include <fmt/format.h>
+
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "base/log.hpp"
+#include "client/state.hpp"
+#include "envoy/backoff.hpp"
+#include "runtime/oneshot.hpp"
+
+namespace rivetkit::client {
+
+namespace asio = boost::asio;
+
+namespace detail {
+
+struct PendingAction {
+    rt::OneshotSender<Result<Json>> reply;
+    Bytes frame;
+    bool sent = false;
+};
+
+struct ConnectionState : std::enable_shared_from_this<ConnectionState> {
+    ConnectionState(std::shared_ptr<ClientState> c, asio::any_io_executor ex)
+        : client(std::move(c)), executor(std::move(ex)), timer(executor) {}
+
+    std::shared_ptr<ClientState> client;
+    asio::any_io_executor executor;
+    ActorHandle::Method method = ActorHandle::Method::GetOrCreate;
+    std::string name;
+    Key key;
+    std::string target_actor_id;
+    std::optional<Json> input;
+    std::optional<std::string> region;
+    Json params;
+    wire::Encoding encoding = wire::Encoding::bare;
+
+    // Executor-thread state.
+    asio::steady_timer timer;
+    std::shared_ptr<WsStream> ws;
+    bool open = false;
+    bool disposed = false;
+    bool writing = false;
+    bool close_requested = false;
+    std::deque<Bytes> outbox;
+    std::uint64_t next_action = 0;
+    std::map<std::uint64_t, PendingAction> pending;
+    std::map<std::uint64_t, std::pair<std::string, Connection::EventHandler>> listeners;
+    std::vector<Connection::ErrorHandler> error_handlers;
+    std::vector<Connection::OpenHandler> open_handlers;
+    std::vector<Connection::CloseHandler> close_handlers;
+    std::minstd_rand rng{std::random_device{}()};
+
+    // Shared with user threads.
+    mutable std::mutex mutex;
+    mutable std::condition_variable cv;
+    bool open_flag = false;
+    std::optional<std::string> actor_id;
+    std::optional<std::string> connection_id;
+    std::atomic<std::uint64_t> next_listener{1};
+
+    bool frames_binary() const { return encoding != wire::Encoding::json; }
+    std::size_t listener_count(const std::string& event) const {
+        std::size_t n = 0;
+        for (const auto& [id, l] : listeners)
+            if (l.first == event)
+                ++n;
+        return n;
+    }
+};
+
+namespace {
+
+asio::awaitable<void> write_loop(std::shared_ptr<ConnectionState> st,
+                                 std::shared_ptr<WsStream> ws);
+
+void start_writer(const std::shared_ptr<ConnectionState>& st) {
+    if (st->writing || !st->ws)
+        return;
+    if (st->outbox.empty() && !st->close_requested)
+        return;
+    st->writing = true;
+    asio::co_spawn(st->executor, write_loop(st, st->ws), asio::detached);
+}
+
+asio::awaitable<void> write_loop(std::shared_ptr<ConnectionState> st,
+                                 std::shared_ptr<WsStream> ws) {
+    while (!st->outbox.empty() && st->ws == ws) {
+        Bytes frame = std::move(st->outbox.front());
+        st->outbox.pop_front();
+        Status written = co_await ws->write(std::move(frame), st->frames_binary());
+        if (!written.ok()) {
+            log::debug("client connection write failed",
+                       {{"actor", st->name}, {"error", written.error().to_string()}});
+            ws->abort();
+            break;
+        }
+    }
+    if (st->close_requested && st->ws == ws) {
+        std::string reason = "Disposed";
+        co_await ws->close(1000, std::move(reason));
+    }
+    st->writing = false;
+    if (st->ws != ws)
+        start_writer(st);
+}
+
+void send_frame(const std::shared_ptr<ConnectionState>& st, Bytes frame) {
+    st->outbox.push_back(std::move(frame));
+    start_writer(st);
+}
+
+void report_error(ConnectionState& st, const Error& error) {
+    auto handlers = st.error_handlers;
+    for (auto& h : handlers) {
+        try {
+            h(error);
+        } catch (const std::exception& e) {
+            log::warn("client connection error handler threw", {{"error", e.what()}});
+        }
+    }
+}
+
+void set_open(ConnectionState& st, bool open, const std::string* actor_id,
+              const std::string* connection_id) {
+    std::lock_guard lock(st.mutex);
+    st.open_flag = open;
+    if (actor_id != nullptr)
+        st.actor_id = *actor_id;
+    if (connection_id != nullptr)
+        st.connection_id = *connection_id;
+    st.cv.notify_all();
+}
+
+void on_init(const std::shared_ptr<ConnectionState>& st, const wire::InitFrame& init) {
+    st->open = true;
+    set_open(*st, true, &init.actor_id, &init.connection_id);
+    log::debug("client connection open", {{"actor", st->name},
+                                          {"actor_id", init.actor_id},
+                                          {"connection_id", init.connection_id}});
+    // Subscriptions first, then the actions queued while it was not open.
+    std::vector<std::string> events;
+    for (const auto& [id, l] : st->listeners) {
+        if (std::find(events.begin(), events.end(), l.first) == events.end())
+            events.push_back(l.first);
+    }
+    for (const auto& e : events)
+        send_frame(st, wire::encode_subscription_request(st->encoding, e, true));
+    for (auto& [id, p] : st->pending) {
+        if (!p.sent) {
+            p.sent = true;
+            send_frame(st, p.frame);
+        }
+    }
+    auto handlers = st->open_handlers;
+    for (auto& h : handlers) {
+        try {
+            h(init.actor_id, init.connection_id);
+        } catch (const std::exception& e) {
+            log::warn("client connection open handler threw", {{"error", e.what()}});
+        }
+    }
+}
+
+void on_event(ConnectionState& st, const wire::EventFrame& event) {
+    std::vector<Connection::EventHandler> handlers;
+    for (const auto& [id, l] : st.listeners) {
+        if (l.first == event.name)
+            handlers.push_back(l.second);
+    }
+    for (auto& h : handlers) {
+        try {
+            h(event.args);
+        } catch (const std::exception& e) {
+            log::warn("client event handler threw",
+                      {{"actor", st.name}, {"event", event.name}, {"error", e.what()}});
+        }
+    }
+}
+
+void complete(ConnectionState& st, std::uint64_t id, Result<Json> result) {
+    auto it = st.pending.find(id);
+    if (it == st.pending.end() || !it->second.sent) {
+        log::warn("client connection: reply for an unknown action ignored",
+                  {{"actor", st.name}, {"action_id", id}});
+        return;
+    }
+    auto reply = std::move(it->second.reply);
+    st.pending.erase(it);
+    reply.send(std::move(result));
+}
+
+// Handles one decoded frame; false when the connection must be dropped.
+void handle_frame(const std::shared_ptr<ConnectionState>& st, wire::ToClientFrame frame) {
+    if (auto* init = std::get_if<wire::InitFrame>(&frame)) {
+        on_init(st, *init);
+    } else if (auto* resp = std::get_if<wire::ActionResponseFrame>(&frame)) {
+        complete(*st, resp->id, std::move(resp->output));
+    } else if (auto* event = std::get_if<wire::EventFrame>(&frame)) {
+        on_event(*st, *event);
+    } else {
+        auto& err = std::get<wire::ErrorFrame>(frame);
+        if (err.action_id) {
+            complete(*st, *err.action_id, std::move(err.error));
+        } else {
+            log::warn("client connection error from actor",
+                      {{"actor", st->name}, {"error", err.error.to_string()}});
+            report_error(*st, err.error);
+        }
+    }
+}
+
+Error close_error(const WsRead& read) {
+    if (read.kind == WsRead::Kind::closed) {
+        // "group.code" optionally followed by "#rayId".
+        std::string reason = read.reason.substr(0, read.reason.find('#'));
+        auto dot = reason.find('.');
+        if (read.close_code != 1000 && dot != std::string::npos && dot > 0 &&
+            dot + 1 < reason.size() && reason.find(' ') == std::string::npos)
+            return Error(reason.substr(0, dot), reason.substr(dot + 1),
+                         fmt::format("connection closed ({} {})", read.close_code, read.reason));
+        return Error("client", "connection_lost",
+                     fmt::format("connection closed ({} {})", read.close_code, read.reason));
+    }
+    return Error("client", "connection_lost", "connection lost: " + read.reason);
+}
+
+asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
+    std::uint32_t attempt = 0;
+    const auto endpoint = st->client->endpoint;
+    while (!st->disposed) {
+        auto target = st->client->gateway_target(st->method, st->name, st->key,
+                                                 st->target_actor_id, st->input, st->region,
+                                                 "/connect");
+        if (!endpoint.ok() || !target.ok()) {
+            Error e = !endpoint.ok() ? endpoint.error() : target.error();
+            report_error(*st, e);
+            break;
+        }
+        std::vector<std::string> protocols{
+            "rivet", "rivet_encoding." + std::string(wire::encoding_name(st->encoding))};
+        if (!st->params.is_null())
+            protocols.push_back("rivet_conn_params." + percent_encode(st->params.dump()));
+        auto ws = std::make_shared<WsStream>(st->executor);
+        st->ws = ws;
+        Endpoint ep = *endpoint;
+        std::string path = std::move(target).value();
+        Headers headers = st->client->gateway_headers();
+        Status connected =
+            co_await ws->connect(std::move(ep), std::move(path), std::move(protocols),
+                                 std::move(headers));
+        std::optional<Error> lost;
+        if (!connected.ok()) {
+            lost = connected.error();
+            if (!st->disposed) {
+                log::debug("client connection attempt failed",
+                           {{"actor", st->name}, {"error", lost->to_string()}});
+                report_error(*st, *lost);
+            }
+        } else {
+            if (st->close_requested)
+                start_writer(st);
+            while (true) {
+                WsRead read = co_await ws->read();
+                if (read.kind != WsRead::Kind::message) {
+                    lost = close_error(read);
+                    break;
+                }
+                auto frame = wire::decode_to_client(st->encoding, read.data);
+                if (!frame.ok()) {
+                    // Never trust the rest of this socket: drop it and reconnect.
+                    log::warn("client connection: malformed frame from server, reconnecting",
+                              {{"actor", st->name},
+                               {"actor_id", st->actor_id.value_or("")},
+                               {"error", frame.error().to_string()}});
+                    Error e("client", "malformed_frame",
+                            "malformed frame from server: " + frame.error().message());
+                    report_error(*st, e);
+                    lost = std::move(e);
+                    ws->abort();
+                    break;
+                }
+                handle_frame(st, std::move(frame).value());
+            }
+        }
+        // The socket is gone: fail what was sent on it, keep what was queued.
+        const bool was_open = st->open;
+        st->open = false;
+        st->ws.reset();
+        st->outbox.clear();
+        set_open(*st, false, nullptr, nullptr);
+        std::vector<std::uint64_t> sent;
+        for (auto& [id, p] : st->pending) {
+            if (p.sent)
+                sent.push_back(id);
+        }
+        for (auto id : sent) {
+            auto found = st->pending.find(id);
+            auto reply = std::move(found->second.reply);
+            st->pending.erase(found);
+            reply.send(Error("client", "connection_lost",
+                             "the connection dropped before the action's reply: " +
+                                 lost->message()));
+        }
+        if (was_open) {
+            auto handlers = st->close_handlers;
+            for (auto& h : handlers) {
+                try {
+                    h(*lost);
+                } catch (const std::exception& e) {
+                    log::warn("client connection close handler threw", {{"error", e.what()}});
+                }
+            }
+            attempt = 0;
+        }
+        if (st->disposed)
+            break;
+        envoy::BackoffOptions backoff;
+        backoff.initial = st->client->config.reconnect_initial;
+        backoff.max = st->client->config.reconnect_max;
+        const double jitter = std::uniform_real_distribution<double>(0.0, 1.0)(st->rng);
+        const auto delay = envoy::backoff_delay(attempt, jitter, backoff);
+        ++attempt;
+        log::debug("client connection reconnecting",
+                   {{"actor", st->name}, {"delay_ms", static_cast<long long>(delay.count())}});
+        st->timer.expires_after(delay);
+        auto [ec] = co_await st->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        (void)ec;
+    }
+    // Disposed (or unusable): everything still pending fails.
+    auto pending = std::move(st->pending);
+    st->pending.clear();
+    for (auto& [id, p] : pending)
+        p.reply.send(Error("client", "disposed", "the connection was disposed"));
+    set_open(*st, false, nullptr, nullptr);
+}
+
+asio::awaitable<Result<Json>> connection_action(std::shared_ptr<ConnectionState> st,
+                                                std::string name, Json args) {
+    if (st->disposed)
+        co_return Error("client", "disposed", "the connection was disposed");
+    const std::uint64_t id = st->next_action++;
+    auto frame = wire::encode_action_request(st->encoding, id, name, args);
+    if (!frame.ok())
+        co_return std::move(frame).error();
+    auto [tx, rx] = rt::oneshot<Result<Json>>();
+    auto& p = st->pending.emplace(id, PendingAction{std::move(tx), std::move(frame).value(), false})
+                  .first->second;
+    if (st->open) {
+        p.sent = true;
+        send_frame(st, p.frame);
+    }
+    auto out = co_await rx.recv();
+    if (!out)
+        co_return Error("client", "disposed", "the connection was disposed");
+    co_return std::move(*out);
+}
+
+}  // namespace
+
+void dispose_connection(ConnectionState& state, bool immediate) {
+    asio::post(state.executor, [st = state.shared_from_this(), immediate] {
+        if (st->disposed && !immediate)
+            return;
+        st->disposed = true;
+        st->timer.cancel();
+        if (st->ws) {
+            if (st->open && !immediate) {
+                st->close_requested = true;
+                start_writer(st);
+            } else {
+                st->ws->abort();
+            }
+        }
+    });
+}
+
+std::shared_ptr<ConnectionState> start_connection(std::shared_ptr<ClientState> client,
+                                                  ActorHandle::Method method, std::string name,
+                                                  Key key, std::string actor_id,
+                                                  std::optional<Json> input,
+                                                  std::optional<std::string> region,
+                                                  Json params) {
+    auto st = std::make_shared<ConnectionState>(client, client->executor);
+    st->method = method;
+    st->name = std::move(name);
+    st->key = std::move(key);
+    st->target_actor_id = std::move(actor_id);
+    st->input = std::move(input);
+    st->region = std::move(region);
+    st->params = std::move(params);
+    st->encoding = to_wire(client->config.encoding);
+    {
+        std::lock_guard lock(client->mutex);
+        auto& list = client->connections;
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [](const auto& w) { return w.expired(); }),
+                   list.end());
+        list.push_back(st);
+    }
+    if (!client->closed.load())
+        asio::co_spawn(st->executor, run_connection(st), asio::detached);
+    return st;
+}
+
+}  // namespace detail
+
+// MARK: Connection
+
+Connection::Connection(std::shared_ptr<detail::ConnectionState> state) : state_(std::move(state)) {}
+
+Connection::~Connection() { dispose(); }
+
+namespace {
+template <typename F>
+void on_executor(const std::shared_ptr<detail::ConnectionState>& st, F f) {
+    if (st->client->closed.load())
+        return;
+    asio::post(st->executor, [st, f = std::move(f)]() mutable { f(*st); });
+}
+}  // namespace
+
+std::uint64_t Connection::on(std::string event, EventHandler handler) {
+    const std::uint64_t id = state_->next_listener++;
+    on_executor(state_, [id, event = std::move(event),
+                         handler = std::move(handler)](detail::ConnectionState& st) mutable {
+        const bool first = st.listener_count(event) == 0;
+        st.listeners.emplace(id, std::make_pair(event, std::move(handler)));
+        if (first && st.open)
+            detail::send_frame(st.shared_from_this(),
+                               wire::encode_subscription_request(st.encoding, event, true));
+    });
+    return id;
+}
+
+void Connection::off(std::uint64_t listener) {
+    on_executor(state_, [listener](detail::ConnectionState& st) {
+        auto it = st.listeners.find(listener);
+        if (it == st.listeners.end())
+            return;
+        std::string event = it->second.first;
+        st.listeners.erase(it);
+        if (st.listener_count(event) == 0 && st.open)
+            detail::send_frame(st.shared_from_this(),
+                               wire::encode_subscription_request(st.encoding, event, false));
+    });
+}
+
+void Connection::on_error(ErrorHandler handler) {
+    on_executor(state_, [h = std::move(handler)](detail::ConnectionState& st) mutable {
+        st.error_handlers.push_back(std::move(h));
+    });
+}
+
+void Connection::on_open(OpenHandler handler) {
+    on_executor(state_, [h = std::move(handler)](detail::ConnectionState& st) mutable {
+        st.open_handlers.push_back(std::move(h));
+    });
+}
+
+void Connection::on_close(CloseHandler handler) {
+    on_executor(state_, [h = std::move(handler)](detail::ConnectionState& st) mutable {
+        st.close_handlers.push_back(std::move(h));
+    });
+}
+
+Result<Json> Connection::action(std::string name, Json args) {
+    return detail::block_on(*state_->client, action_async(std::move(name), std::move(args)));
+}
+
+asio::awaitable<Result<Json>> Connection::action_async(std::string name, Json args) {
+    auto st = state_;
+    auto out = co_await detail::connection_action(std::move(st), std::move(name), std::move(args));
+    co_return out;
+}
+
+bool Connection::is_open() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->open_flag;
+}
+
+std::optional<std::string> Connection::actor_id() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->actor_id;
+}
+
+std::optional<std::string> Connection::connection_id() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->connection_id;
+}
+
+bool Connection::wait_open(std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(state_->mutex);
+    return state_->cv.wait_for(lock, timeout, [&] { return state_->open_flag; });
+}
+
+void Connection::dispose() {
+    if (!state_->client->closed.load())
+        detail::dispose_connection(*state_, /*immediate=*/false);
+}
+
+std::shared_ptr<Connection> ActorHandle::connect(Json params) const {
+    Json p = params.is_null() ? params_ : std::move(params);
+    auto st = detail::start_connection(client_, method_, name_, key_, actor_id_, input_, region_,
+                                       std::move(p));
+    return std::shared_ptr<Connection>(new Connection(std::move(st)));
+}
+
+}  // namespace rivetkit::client
