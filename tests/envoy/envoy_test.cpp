@@ -119,6 +119,20 @@ TEST(EnvoyProtocol, ConnectTargetAndCloseReasons) {
               "/envoys/connect?protocol_version=8&namespace=default&envoy_key=key-1&version=1"
               "&pool_name=cpp-pool");
     EXPECT_EQ(t->subprotocols, (std::vector<std::string>{"rivet", "rivet_token.secret"}));
+    EXPECT_FALSE(t->tls);
+    // TLS schemes: default port 443, a base path is kept.
+    c.endpoint = "https://api.example.com";
+    auto https = build_connect_target(c, "key-1");
+    ASSERT_TRUE(https.ok());
+    EXPECT_TRUE(https->tls);
+    EXPECT_EQ(https->host, "api.example.com");
+    EXPECT_EQ(https->port, "443");
+    c.endpoint = "wss://engine.internal:8443/base/";
+    auto wss = build_connect_target(c, "key-1");
+    ASSERT_TRUE(wss.ok());
+    EXPECT_TRUE(wss->tls);
+    EXPECT_EQ(wss->port, "8443");
+    EXPECT_EQ(wss->target.rfind("/base/envoys/connect?", 0), 0u) << wss->target;
     auto r = parse_close_reason("ws.eviction#abc");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->group, "ws");
