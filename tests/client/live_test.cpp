@@ -223,7 +223,12 @@ TEST_F(ClientOnCppHost, ErrorsCarryGroupCodeMessageAndMetadata) {
 
         auto dup = client.create("counter", {"errors-" + suffix(enc)});
         ASSERT_FALSE(dup.ok());
-        EXPECT_TRUE(dup.error().is("actor", "duplicate_key")) << dup.error().to_string();
+        // Engine 2.3.19 answers a create on a taken key with actor/duplicate_key or, when it
+        // noticed the clash only while placing the new actor, actor/destroyed_during_creation.
+        EXPECT_EQ(dup.error().group(), "actor") << dup.error().to_string();
+        EXPECT_TRUE(dup.error().code() == "duplicate_key" ||
+                    dup.error().code() == "destroyed_during_creation")
+            << dup.error().to_string();
 
         // The same error through a connection, which stays usable.
         auto conn = counter.connect();
