@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "rivetkit/client.hpp"
 #include "base/log.hpp"
 #include "base/version.hpp"
 #include "core/registry/registry.hpp"
@@ -134,6 +135,14 @@ int main(int argc, char** argv) {
                                                   {"error", pool.error().to_string()}});
         return 1;
     }
+
+    // Actors calling other actors (rivetkit::client::actor_client) use this host's settings.
+    rivetkit::client::ClientConfig peers;
+    peers.endpoint = endpoint->text;
+    peers.ns = opts.ns;
+    peers.token = opts.token;
+    peers.pool = opts.pool;
+    rivetkit::client::set_host_config(std::move(peers));
 
     asio::io_context io;
     rt::SteadyClock clock(io.get_executor());

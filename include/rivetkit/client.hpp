@@ -273,4 +273,19 @@ class Client {
     std::shared_ptr<detail::ClientState> state_;
 };
 
+// MARK: actor-to-actor
+
+// The engine settings of this host process (endpoint, namespace, token, pool). The host sets
+// them when it joins the engine (rivetkit-host does); until then ClientConfig::from_env(), which
+// reads the same RIVET_* variables the host honours.
+void set_host_config(ClientConfig config);
+ClientConfig host_config();
+
+// Inside an actor's coroutine (an awaitable action, hook or run handler): a client on the
+// actor's own executor with the host's settings. Call its handles' `_async` forms:
+//
+//   auto peers = co_await rivetkit::client::actor_client();
+//   auto out = co_await peers->get_or_create("counter", {"k"}).action_async("increment", {1});
+boost::asio::awaitable<std::unique_ptr<Client>> actor_client();
+
 }  // namespace rivetkit::client

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <boost/asio/this_coro.hpp>
 #include <cstdlib>
+#include <mutex>
 
 #include "base/base64.hpp"
 #include "base/log.hpp"
@@ -216,6 +218,26 @@ Client::~Client() {
             state_->thread.join();
         state_->closed = true;
     }
+}
+
+namespace {
+std::mutex g_host_mutex;
+std::optional<ClientConfig> g_host_config;
+}  // namespace
+
+void set_host_config(ClientConfig config) {
+    std::lock_guard lock(g_host_mutex);
+    g_host_config = std::move(config);
+}
+
+ClientConfig host_config() {
+    std::lock_guard lock(g_host_mutex);
+    return g_host_config ? *g_host_config : ClientConfig::from_env();
+}
+
+asio::awaitable<std::unique_ptr<Client>> actor_client() {
+    auto executor = co_await asio::this_coro::executor;
+    co_return std::make_unique<Client>(host_config(), executor);
 }
 
 const ClientConfig& Client::config() const { return state_->config; }

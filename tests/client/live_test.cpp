@@ -50,8 +50,9 @@ void register_raw_echo(core::registry::CoreRegistry& registry) {
     registry.register_actor("rawEcho", echo.factory());
 }
 
-// Actor-to-actor: an async action calls another actor through a client on the actor's own
-// executor (the `_async` forms; nothing blocks the actor's thread).
+// Actor-to-actor: an async action calls another actor through client::actor_client() — the
+// host's engine settings on the actor's own executor (the `_async` forms; nothing blocks the
+// actor's thread).
 std::string g_engine_endpoint;  // set once the engine is up, read by the action
 
 struct RelayState {
@@ -60,11 +61,9 @@ struct RelayState {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelayState, forwarded)
 
 boost::asio::awaitable<std::int64_t> forward_increment(std::string key, std::int64_t amount) {
-    ClientConfig config;
-    config.endpoint = g_engine_endpoint;
-    auto executor = co_await boost::asio::this_coro::executor;
-    Client peer(config, executor);
-    auto target = peer.get_or_create("counter", {key});
+    auto peers = co_await client::actor_client();
+    EXPECT_EQ(peers->config().endpoint, g_engine_endpoint);
+    auto target = peers->get_or_create("counter", {key});
     Json args = Json::array({amount});
     std::string action = "increment";
     auto out = co_await target.action_async(std::move(action), std::move(args));
@@ -139,6 +138,10 @@ class ClientOnCppHost : public ::testing::Test {
         ASSERT_TRUE(stack.ok()) << stack.error().to_string();
         stack_ = new LiveStack(std::move(stack).value());
         g_engine_endpoint = stack_->engine->endpoint();
+        // What rivetkit-host does once it has joined the engine.
+        ClientConfig host;
+        host.endpoint = g_engine_endpoint;
+        client::set_host_config(host);
     }
     static void TearDownTestSuite() {
         delete stack_;
