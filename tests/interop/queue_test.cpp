@@ -132,6 +132,26 @@ TEST_P(QueueInterop, SendWithAndWithoutWait) {
     EXPECT_EQ(r["processed"], json::array({1, 5}));
     // The timed-out message stays queued until received.
     EXPECT_EQ(r["parked"], json::array({"nobody"}));
+
+    // GET /metrics through the gateway: upstream's names, this host's counts (process-wide, so
+    // at least this scenario's).
+    const json& m = r["metrics"];
+    EXPECT_EQ(m["status"], 200) << m.dump(2);
+    EXPECT_EQ(m["contentType"], "text/plain; version=0.0.4");
+    const json& s = m["samples"];
+    const std::string n = "{actor_name=\"queueWorker\"";
+    EXPECT_GE(s.value("rivetkit_actor_queue_messages_sent_total" + n + "}", 0), 3) << s.dump(2);
+    EXPECT_GE(s.value("rivetkit_actor_queue_messages_received_total" + n + "}", 0), 3);
+    EXPECT_GE(s.value("rivetkit_actor_started_total" + n + "}", 0), 1);
+    EXPECT_GE(s.value("rivetkit_actor_active_count" + n + "}", 0), 1);
+    EXPECT_GE(s.value("rivetkit_actor_connections_total" + n + "}", 0), 1);
+    EXPECT_GE(s.value("rivetkit_actor_user_task_duration_seconds_count" + n + ",kind=\"action\"}",
+                      0),
+              2);
+    EXPECT_GE(s.value("rivetkit_actor_user_task_duration_seconds_count" + n +
+                          ",kind=\"queue_wait\"}",
+                      0),
+              1);
 }
 
 TEST_P(QueueInterop, QueuedMessagesSurviveSleep) {

@@ -1,6 +1,7 @@
 // ConnHandle and ActorContext's connection map, hibernation queues and restore-on-wake.
 
 #include "core/actor/connection.hpp"
+#include "core/actor/metrics.hpp"
 
 #include <fmt/format.h>
 
@@ -204,6 +205,7 @@ void ActorContext::add_conn(ConnHandle conn) const {
     conn.attach(p_);
     std::string id = conn.id();
     p_->conns.insert_or_assign(std::move(id), std::move(conn));
+    metrics_of(*this).set_connections_active(p_->conns.size());
     signal_activity();
 }
 
@@ -213,6 +215,7 @@ std::optional<ConnHandle> ActorContext::remove_conn(std::string_view id) const {
         return std::nullopt;
     ConnHandle removed = std::move(it->second);
     p_->conns.erase(it);
+    metrics_of(*this).set_connections_active(p_->conns.size());
     signal_activity();
     return removed;
 }
@@ -393,6 +396,7 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
             co_return std::move(st).error();
         }
     }
+    metrics_of(self).connection_established();
     log::debug("connection opened", {{"actor_id", self.actor_id()},
                                      {"conn_id", conn.id()},
                                      {"hibernatable", conn.is_hibernatable()}});

@@ -6,6 +6,8 @@
 
 #include <map>
 #include <mutex>
+#include <set>
+#include <vector>
 
 #include "core/actor/context.hpp"
 
@@ -48,11 +50,11 @@ std::string_view kv_label(std::size_t i) {
 
 struct Registry {
     std::mutex mutex;
-    std::map<std::string, std::shared_ptr<ActorMetrics>, std::less<>> families;
+    std::map<std::string, std::shared_ptr<MetricsFamily>, std::less<>> families;
 };
 
 Registry& registry() {
-    static Registry* r = new Registry();  // never destroyed: families outlive static teardown
+    static Registry* r = new Registry();  // never destroyed: actors may outlive static teardown
     return *r;
 }
 
@@ -95,11 +97,18 @@ void append_histogram(Metric& m, std::string_view labels, const Histogram& h) {
                                  number(kDefaultBuckets[i]), cumulative);
     }
     m.samples += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", m.name, labels, h.count());
-    m.samples += fmt::format("{}_sum{{{}}} {}\n", m.name, labels, number(h.sum_seconds()));
+    m.samples += fmt::format("{}_sum{{{}}} {}\n", m.name, labels,
+                             number(static_cast<double>(h.sum_ns()) / 1e9));
     m.samples += fmt::format("{}_count{{{}}} {}\n", m.name, labels, h.count());
 }
 
 }  // namespace
+
+struct MetricsFamily {
+    std::string actor_name;
+    MetricValues retired;              // folded counters of finished actors
+    std::set<const ActorMetrics*> live;  // guarded by the registry mutex
+};
 
 void Histogram::observe(std::chrono::nanoseconds d) noexcept {
     const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
@@ -114,35 +123,87 @@ void Histogram::observe(std::chrono::nanoseconds d) noexcept {
     sum_ns_.fetch_add(ns, std::memory_order_relaxed);
 }
 
-double Histogram::sum_seconds() const noexcept {
-    return static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
+void Histogram::add(const Histogram& other) noexcept {
+    for (std::size_t i = 0; i < kDefaultBuckets.size(); ++i)
+        buckets_[i].fetch_add(other.bucket(i), std::memory_order_relaxed);
+    count_.fetch_add(other.count(), std::memory_order_relaxed);
+    sum_ns_.fetch_add(other.sum_ns(), std::memory_order_relaxed);
 }
 
-std::shared_ptr<ActorMetrics> actor_metrics(std::string_view actor_name) {
+void MetricValues::add(const MetricValues& o, bool gauges) noexcept {
+    auto sum = [](auto& into, const auto& from) {
+        into.fetch_add(from.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    };
+    sum(started, o.started);
+    sum(stopped, o.stopped);
+    sum(queue_sent, o.queue_sent);
+    sum(queue_received, o.queue_received);
+    sum(connections_total, o.connections_total);
+    for (std::size_t k = 0; k < kUserTaskKindCount; ++k)
+        user_task_duration[k].add(o.user_task_duration[k]);
+    for (std::size_t k = 0; k < 2; ++k) {
+        shutdown_wait[k].add(o.shutdown_wait[k]);
+        sum(shutdown_timeouts[k], o.shutdown_timeouts[k]);
+    }
+    for (std::size_t k = 0; k < kStateMutationReasonCount; ++k)
+        sum(state_mutations[k], o.state_mutations[k]);
+    sum(state_saves, o.state_saves);
+    for (std::size_t k = 0; k < kKvOperationCount; ++k)
+        sum(kv_ops[k], o.kv_ops[k]);
+    if (gauges) {
+        sum(active, o.active);
+        sum(queue_depth, o.queue_depth);
+        sum(connections_active, o.connections_active);
+        for (std::size_t k = 0; k < kUserTaskKindCount; ++k)
+            sum(user_tasks_active[k], o.user_tasks_active[k]);
+    }
+}
+
+ActorMetrics::ActorMetrics(std::string_view actor_name) {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     auto found = r.families.find(actor_name);
-    if (found != r.families.end())
-        return found->second;
-    auto family = std::make_shared<ActorMetrics>(std::string(actor_name));
-    r.families.emplace(std::string(actor_name), family);
-    return family;
+    if (found == r.families.end()) {
+        auto family = std::make_shared<MetricsFamily>();
+        family->actor_name = std::string(actor_name);
+        found = r.families.emplace(std::string(actor_name), std::move(family)).first;
+    }
+    family_ = found->second;
+    family_->live.insert(this);
+}
+
+ActorMetrics::~ActorMetrics() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    family_->live.erase(this);
+    family_->retired.add(v_, false);
 }
 
 ActorMetrics& metrics_of(const ActorContext& ctx) {
     auto& slot = ctx.inner()->metrics;
     if (!slot)
-        slot = actor_metrics(ctx.name());
+        slot = std::make_shared<ActorMetrics>(ctx.name());
     return *slot;
 }
 
+std::shared_ptr<ActorMetrics> metrics_ptr(const ActorContext& ctx) {
+    (void)metrics_of(ctx);
+    return ctx.inner()->metrics;
+}
+
 std::string render_prometheus_metrics() {
-    std::vector<std::shared_ptr<ActorMetrics>> families;
+    // Sum each family under the lock (live actors deregister under it), render afterwards.
+    std::vector<std::pair<std::string, std::unique_ptr<MetricValues>>> totals;
     {
         Registry& r = registry();
         std::lock_guard lock(r.mutex);
-        for (const auto& [name, family] : r.families)
-            families.push_back(family);
+        for (const auto& [name, family] : r.families) {
+            auto sum = std::make_unique<MetricValues>();
+            sum->add(family->retired, false);
+            for (const ActorMetrics* actor : family->live)
+                sum->add(actor->values(), true);
+            totals.emplace_back(name, std::move(sum));
+        }
     }
     auto relaxed = [](const auto& a) { return a.load(std::memory_order_relaxed); };
     Metric active{"rivetkit_actor_active_count", "current active actors in this process", "gauge"};
@@ -173,41 +234,41 @@ std::string render_prometheus_metrics() {
                  "counter"};
     Metric kv_ops{"rivetkit_actor_kv_operations_total", "total actor KV operations", "counter"};
 
-    for (const auto& f : families) {
-        const std::string name = "actor_name=\"" + label_value(f->actor_name()) + "\"";
+    for (const auto& [actor_name, f] : totals) {
+        const std::string name = "actor_name=\"" + label_value(actor_name) + "\"";
         auto line = [&](Metric& m, std::string_view labels, auto value) {
             m.samples += fmt::format("{}{{{}}} {}\n", m.name, labels, value);
         };
-        line(active, name, relaxed(f->active_));
-        line(started, name, relaxed(f->started_));
-        line(stopped, name, relaxed(f->stopped_));
-        line(depth, name, relaxed(f->queue_depth_));
-        line(sent, name, relaxed(f->queue_sent_));
-        line(received, name, relaxed(f->queue_received_));
-        line(conns_active, name, relaxed(f->connections_active_));
-        line(conns_total, name, relaxed(f->connections_total_));
+        line(active, name, relaxed(f->active));
+        line(started, name, relaxed(f->started));
+        line(stopped, name, relaxed(f->stopped));
+        line(depth, name, relaxed(f->queue_depth));
+        line(sent, name, relaxed(f->queue_sent));
+        line(received, name, relaxed(f->queue_received));
+        line(conns_active, name, relaxed(f->connections_active));
+        line(conns_total, name, relaxed(f->connections_total));
         for (std::size_t k = 0; k < kUserTaskKindCount; ++k) {
             const std::string labels = fmt::format(
                 "{},kind=\"{}\"", name, user_task_label(static_cast<UserTaskKind>(k)));
-            line(tasks_active, labels, relaxed(f->user_tasks_active_[k]));
-            append_histogram(task_duration, labels, f->user_task_duration_[k]);
+            line(tasks_active, labels, relaxed(f->user_tasks_active[k]));
+            append_histogram(task_duration, labels, f->user_task_duration[k]);
         }
         for (std::size_t k = 0; k < 2; ++k) {
             const std::string labels = fmt::format(
                 "{},reason=\"{}\"", name, shutdown_kind_label(static_cast<ShutdownKind>(k)));
-            append_histogram(shutdown_wait, labels, f->shutdown_wait_[k]);
-            line(shutdown_timeout, labels, relaxed(f->shutdown_timeouts_[k]));
+            append_histogram(shutdown_wait, labels, f->shutdown_wait[k]);
+            line(shutdown_timeout, labels, relaxed(f->shutdown_timeouts[k]));
         }
         for (std::size_t k = 0; k < kStateMutationReasonCount; ++k) {
             line(mutations,
                  fmt::format("{},reason=\"{}\"", name,
                              state_mutation_label(static_cast<StateMutationReason>(k))),
-                 relaxed(f->state_mutations_[k]));
+                 relaxed(f->state_mutations[k]));
         }
-        line(saves, name, relaxed(f->state_saves_));
+        line(saves, name, relaxed(f->state_saves));
         for (std::size_t k = 0; k < kKvOperationCount; ++k)
             line(kv_ops, fmt::format("{},operation=\"{}\"", name, kv_label(k)),
-                 relaxed(f->kv_ops_[k]));
+                 relaxed(f->kv_ops[k]));
     }
 
     std::string out;

@@ -2,10 +2,10 @@
 // Actor metrics with upstream rivetkit-core's Prometheus names (actor/metrics.rs), rendered by the
 // /metrics route in the Prometheus text exposition format.
 //
-// As upstream, the metrics are process-wide and labelled by actor name: every actor of one name
-// shares one ActorMetrics. Recording is lock-free (relaxed atomics: an actor name's actors may run
-// on several envoy threads); the registry's mutex is taken only to find or create an actor
-// name's family (once per actor generation) and to render.
+// As upstream, the metrics are process-wide and labelled by actor name. Each actor generation
+// records into its own ActorMetrics (relaxed atomics, no lock: an actor lives on one thread, the
+// renderer reads from another); a name's samples are the sum over its live actors plus what its
+// finished actors folded into the family when they went away.
 //
 // Recorded here: actor_active_count, actor_started_total, actor_stopped_total, queue_depth,
 // queue_messages_sent_total, queue_messages_received_total, connections_active,
@@ -63,8 +63,9 @@ inline constexpr std::array<double, 11> kDefaultBuckets{0.005, 0.01, 0.025, 0.05
 class Histogram {
   public:
     void observe(std::chrono::nanoseconds d) noexcept;
+    void add(const Histogram& other) noexcept;
     std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
-    double sum_seconds() const noexcept;
+    std::uint64_t sum_ns() const noexcept { return sum_ns_.load(std::memory_order_relaxed); }
     std::uint64_t bucket(std::size_t i) const noexcept {
         return buckets_[i].load(std::memory_order_relaxed);
     }
@@ -75,55 +76,80 @@ class Histogram {
     std::atomic<std::uint64_t> sum_ns_{0};
 };
 
+// Every metric of one actor (or, folded, of an actor name). Counters only grow; gauges are this
+// actor's current value.
+struct MetricValues {
+    std::atomic<std::int64_t> active{0};
+    std::atomic<std::uint64_t> started{0};
+    std::atomic<std::uint64_t> stopped{0};
+    std::atomic<std::int64_t> queue_depth{0};
+    std::atomic<std::uint64_t> queue_sent{0};
+    std::atomic<std::uint64_t> queue_received{0};
+    std::atomic<std::int64_t> connections_active{0};
+    std::atomic<std::uint64_t> connections_total{0};
+    std::array<std::atomic<std::int64_t>, kUserTaskKindCount> user_tasks_active{};
+    std::array<Histogram, kUserTaskKindCount> user_task_duration{};
+    std::array<Histogram, 2> shutdown_wait{};
+    std::array<std::atomic<std::uint64_t>, 2> shutdown_timeouts{};
+    std::array<std::atomic<std::uint64_t>, kStateMutationReasonCount> state_mutations{};
+    std::atomic<std::uint64_t> state_saves{0};
+    std::array<std::atomic<std::uint64_t>, kKvOperationCount> kv_ops{};
+
+    // Adds `other` into this: counters and histograms always, gauges only with `gauges`.
+    void add(const MetricValues& other, bool gauges) noexcept;
+};
+
+struct MetricsFamily;
+
+// One actor generation's metrics. Recording touches only this object's relaxed atomics (no lock);
+// the family's mutex is taken when the actor's metrics are created and destroyed (its counters
+// are then folded into the family) and when rendering.
 class ActorMetrics {
   public:
-    explicit ActorMetrics(std::string actor_name) : actor_name_(std::move(actor_name)) {}
-    const std::string& actor_name() const noexcept { return actor_name_; }
+    explicit ActorMetrics(std::string_view actor_name);
+    ~ActorMetrics();
+    ActorMetrics(const ActorMetrics&) = delete;
+    ActorMetrics& operator=(const ActorMetrics&) = delete;
 
     void actor_started() noexcept {
-        inc(started_);
-        active_.fetch_add(1, std::memory_order_relaxed);
+        inc(v_.started);
+        v_.active.store(1, std::memory_order_relaxed);
     }
     void actor_stopped() noexcept {
-        inc(stopped_);
-        active_.fetch_sub(1, std::memory_order_relaxed);
+        inc(v_.stopped);
+        v_.active.store(0, std::memory_order_relaxed);
     }
-    void add_queue_depth(std::int64_t delta) noexcept {
-        queue_depth_.fetch_add(delta, std::memory_order_relaxed);
+    void set_queue_depth(std::uint32_t depth) noexcept {
+        v_.queue_depth.store(depth, std::memory_order_relaxed);
     }
     void queue_messages_sent(std::uint64_t n) noexcept {
-        queue_sent_.fetch_add(n, std::memory_order_relaxed);
+        v_.queue_sent.fetch_add(n, std::memory_order_relaxed);
     }
     void queue_messages_received(std::uint64_t n) noexcept {
-        queue_received_.fetch_add(n, std::memory_order_relaxed);
+        v_.queue_received.fetch_add(n, std::memory_order_relaxed);
     }
-    void connection_opened() noexcept {
-        inc(connections_total_);
-        connections_active_.fetch_add(1, std::memory_order_relaxed);
-    }
-    void connection_closed() noexcept {
-        connections_active_.fetch_sub(1, std::memory_order_relaxed);
+    void connection_established() noexcept { inc(v_.connections_total); }
+    void set_connections_active(std::size_t n) noexcept {
+        v_.connections_active.store(static_cast<std::int64_t>(n), std::memory_order_relaxed);
     }
     void begin_user_task(UserTaskKind kind) noexcept {
-        user_tasks_active_[idx(kind)].fetch_add(1, std::memory_order_relaxed);
+        v_.user_tasks_active[idx(kind)].fetch_add(1, std::memory_order_relaxed);
     }
     void end_user_task(UserTaskKind kind, std::chrono::nanoseconds took) noexcept {
-        user_tasks_active_[idx(kind)].fetch_sub(1, std::memory_order_relaxed);
-        user_task_duration_[idx(kind)].observe(took);
+        v_.user_tasks_active[idx(kind)].fetch_sub(1, std::memory_order_relaxed);
+        v_.user_task_duration[idx(kind)].observe(took);
     }
     void shutdown_wait(ShutdownKind reason, std::chrono::nanoseconds took) noexcept {
-        shutdown_wait_[idx(reason)].observe(took);
+        v_.shutdown_wait[idx(reason)].observe(took);
     }
-    void shutdown_timeout(ShutdownKind reason) noexcept { inc(shutdown_timeouts_[idx(reason)]); }
+    void shutdown_timeout(ShutdownKind reason) noexcept { inc(v_.shutdown_timeouts[idx(reason)]); }
     void state_mutation(StateMutationReason reason) noexcept {
-        inc(state_mutations_[idx(reason)]);
+        inc(v_.state_mutations[idx(reason)]);
     }
-    void state_saved() noexcept { inc(state_saves_); }
-    void kv_operation(KvOperation op) noexcept { inc(kv_ops_[idx(op)]); }
+    void state_saved() noexcept { inc(v_.state_saves); }
+    void kv_operation(KvOperation op) noexcept { inc(v_.kv_ops[idx(op)]); }
 
-    // Appends this family's samples (one line per metric) to the per-metric bodies.
-    friend std::string render_prometheus_metrics();
-    friend struct MetricsSnapshotAccess;
+    const MetricValues& values() const noexcept { return v_; }
 
   private:
     template <typename E>
@@ -134,31 +160,37 @@ class ActorMetrics {
         c.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::string actor_name_;
-    std::atomic<std::int64_t> active_{0};
-    std::atomic<std::uint64_t> started_{0};
-    std::atomic<std::uint64_t> stopped_{0};
-    std::atomic<std::int64_t> queue_depth_{0};
-    std::atomic<std::uint64_t> queue_sent_{0};
-    std::atomic<std::uint64_t> queue_received_{0};
-    std::atomic<std::int64_t> connections_active_{0};
-    std::atomic<std::uint64_t> connections_total_{0};
-    std::array<std::atomic<std::int64_t>, kUserTaskKindCount> user_tasks_active_{};
-    std::array<Histogram, kUserTaskKindCount> user_task_duration_{};
-    std::array<Histogram, 2> shutdown_wait_{};
-    std::array<std::atomic<std::uint64_t>, 2> shutdown_timeouts_{};
-    std::array<std::atomic<std::uint64_t>, kStateMutationReasonCount> state_mutations_{};
-    std::atomic<std::uint64_t> state_saves_{0};
-    std::array<std::atomic<std::uint64_t>, kKvOperationCount> kv_ops_{};
+    std::shared_ptr<MetricsFamily> family_;
+    MetricValues v_;
 };
 
-// The family of `actor_name`, created on first use and kept for the life of the process.
-std::shared_ptr<ActorMetrics> actor_metrics(std::string_view actor_name);
-// The family of the context's actor name, cached on the context after the first call.
+// This actor's metrics, made (and registered under its name) on first use; they live as long as
+// the context (or the longest holder of metrics_ptr).
 ActorMetrics& metrics_of(const ActorContext& ctx);
+std::shared_ptr<ActorMetrics> metrics_ptr(const ActorContext& ctx);
+
+// Measures one user task of `kind` from construction to destruction.
+class UserTaskTimer {
+  public:
+    UserTaskTimer(std::shared_ptr<ActorMetrics> metrics, UserTaskKind kind) noexcept
+        : metrics_(std::move(metrics)), kind_(kind), started_(std::chrono::steady_clock::now()) {
+        metrics_->begin_user_task(kind_);
+    }
+    UserTaskTimer(const UserTaskTimer&) = delete;
+    UserTaskTimer& operator=(const UserTaskTimer&) = delete;
+    ~UserTaskTimer() {
+        metrics_->end_user_task(kind_, std::chrono::steady_clock::now() - started_);
+    }
+
+  private:
+    std::shared_ptr<ActorMetrics> metrics_;
+    UserTaskKind kind_;
+    std::chrono::steady_clock::time_point started_;
+};
 
 inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4";
-// Every family, in the Prometheus text exposition format.
+// Every actor name's metrics (live actors plus the folded totals of finished ones), in the
+// Prometheus text exposition format.
 std::string render_prometheus_metrics();
 
 }  // namespace rivetkit::core

@@ -91,14 +91,6 @@ struct QueueState {
     std::map<std::uint64_t, rt::OneshotSender<std::optional<Bytes>>> waiters;
     rt::Notify published;
     std::size_t active_waits = 0;
-    // The depth this actor last added to its name's queue_depth gauge.
-    std::shared_ptr<ActorMetrics> metrics;
-    std::int64_t reported_depth = 0;
-
-    ~QueueState() {
-        if (metrics)
-            metrics->add_queue_depth(-reported_depth);
-    }
 };
 
 struct QueueAccess {
@@ -151,11 +143,7 @@ Bytes metadata_bytes(const QueueState& q) {
 }
 
 void record_depth(const ActorContext& ctx, QueueState& q) {
-    if (!q.metrics)
-        q.metrics = ctx.inner()->metrics ? ctx.inner()->metrics : actor_metrics(ctx.name());
-    const auto depth = static_cast<std::int64_t>(q.messages.size());
-    q.metrics->add_queue_depth(depth - q.reported_depth);
-    q.reported_depth = depth;
+    metrics_of(ctx).set_queue_depth(static_cast<std::uint32_t>(q.messages.size()));
 }
 
 Task<Status> ensure_loaded(ActorContext ctx) {
@@ -317,7 +305,7 @@ Task<Result<std::vector<QueueMessage>>> take(ActorContext ctx, std::set<std::str
 class ActiveWait {
   public:
     ActiveWait(ActorContext ctx, std::shared_ptr<QueueState> q)
-        : ctx_(std::move(ctx)), q_(std::move(q)) {
+        : ctx_(std::move(ctx)), q_(std::move(q)), timer_(metrics_ptr(ctx_), UserTaskKind::QueueWait) {
         ++q_->active_waits;
         ctx_.inner()->queue_wait_active = true;
         ctx_.signal_activity();
@@ -334,6 +322,7 @@ class ActiveWait {
   private:
     ActorContext ctx_;
     std::shared_ptr<QueueState> q_;
+    UserTaskTimer timer_;
 };
 
 enum class WaitOutcome : std::uint8_t { Notified, TimedOut, Aborted };

@@ -13,6 +13,7 @@
 #include "base/uuid.hpp"
 #include "core/actor/context.hpp"
 #include "core/actor/keys.hpp"
+#include "core/actor/metrics.hpp"
 
 namespace rivetkit::core {
 namespace {
@@ -26,6 +27,7 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
     auto ctx = weak.upgrade();
     if (!ctx)
         co_return;
+    UserTaskTimer timer(metrics_ptr(*ctx), UserTaskKind::ScheduledAction);
     auto [reply, rx] = Reply<Bytes>::make();
     event::Action action{ev.action, ev.args.value_or(Bytes{}), std::nullopt, std::move(reply)};
     Status sent = ctx->try_send_actor_event(ActorEvent(std::move(action)), "scheduled_action");
@@ -126,6 +128,7 @@ void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args)
     events.insert(std::upper_bound(events.begin(), events.end(), ev, event_before), std::move(ev));
     p_->schedule_dirty_since_push = true;
     p_->dirty = true;
+    metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule insert");
     sync_alarm();
 }
@@ -140,6 +143,7 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;
     p_->dirty = true;
+    metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule cancel");
     sync_alarm();
     return true;
@@ -167,6 +171,7 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
         if (!due.empty()) {
             s.dirty = true;
             s.schedule_dirty_since_push = true;
+            metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
             self.persist_now_tracked("schedule drain");
         }
         for (auto& ev : due) {

@@ -11,6 +11,7 @@
 #include "base/log.hpp"
 #include "core/actor/context.hpp"
 #include "core/actor/keys.hpp"
+#include "core/actor/metrics.hpp"
 
 namespace rivetkit::core {
 namespace {
@@ -108,16 +109,19 @@ void ActorContext::set_has_initialized(bool value) const {
         return;
     p_->persisted.has_initialized = value;
     p_->dirty = true;
+    metrics_of(*this).state_mutation(StateMutationReason::HasInitialized);
 }
 
 void ActorContext::set_input(std::optional<Bytes> input) const {
     p_->persisted.input = std::move(input);
     p_->dirty = true;
+    metrics_of(*this).state_mutation(StateMutationReason::InputSet);
 }
 
 void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> events) const {
     p_->persisted.scheduled_events = std::move(events);
     p_->dirty = true;
+    metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     p_->schedule_dirty_since_push = true;
     persist_now_tracked("set scheduled events");
 }
@@ -140,6 +144,7 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
     s.save_progress.notify_waiters();
     if (!put.ok())
         co_return put;
+    metrics_of(self).state_saved();
     if (s.state_revision == revision)
         s.dirty = false;
     s.last_save_at = s.clock->now();
@@ -315,6 +320,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
         co_return written;
     }
     if (prepared.actor_state) {
+        metrics_of(self).state_saved();
         s.persisted.state = std::move(*prepared.actor_state);
         if (s.state_revision == state_revision)
             s.dirty = false;

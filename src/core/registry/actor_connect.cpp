@@ -8,6 +8,7 @@
 
 #include "bare/utf8.hpp"
 #include "base/log.hpp"
+#include "core/actor/metrics.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -149,6 +150,7 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
                     {"action", request.name}});
         co_return;
     }
+    std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
     if (sock->dispatch.send(dispatch::Action{request.name, std::move(request.args), sock->conn,
@@ -156,6 +158,7 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
         auto got = co_await rx.recv();
         output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
     }
+    timer.reset();
     ctx.reset();
     if (!output.ok() && sock->conn.is_hibernatable()) {
         if (auto live = sock->ctx.upgrade(); live && live->sleep_requested())

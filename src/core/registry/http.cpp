@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "base/log.hpp"
+#include "core/actor/metrics.hpp"
 #include "core/actor/keys.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
@@ -123,7 +124,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::fetch(envoy::EnvoyHandle,
         if (core_request.method != "GET")
             co_return error_response(encoding, method_not_allowed(core_request, route.path), false,
                                      std::nullopt);
-        co_return text_response(200, "text/plain; version=0.0.4", render_metrics());
+        co_return text_response(200, kPrometheusContentType, render_metrics());
     }
 
     auto admitted = admit(request.actor_id);
@@ -243,12 +244,15 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_action(std::shared_ptr<
         co_return error_response(encoding, connected.error(), true, actor);
     ConnHandle conn = std::move(connected).value();
 
+    std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(instance->ctx),
+                                       UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
     if (instance->dispatch.send(dispatch::Action{name, std::move(args).value(), conn, std::move(tx)})) {
         auto timed = co_await rt::timeout(clock_, config.action_timeout, await_reply(std::move(rx)));
         output = timed ? std::move(*timed) : Result<Bytes>(errors::actor_action_timed_out());
     }
+    timer.reset();
     Status disconnected = co_await conn.disconnect(std::nullopt);
     if (!disconnected.ok()) {
         log::warn("failed to disconnect HTTP action connection",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/actor/metrics.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -77,18 +78,9 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
                          route.path));
 }
 
+// Process-wide, per actor name, with upstream's metric names (core/actor/metrics.hpp).
 std::string CoreRegistry::render_metrics() const {
-    std::size_t connections = 0;
-    for (const auto& [id, instance] : instances_)
-        connections += instance->ctx.conns().size();
-    return fmt::format(
-        "# HELP rivetkit_active_actors Actor generations running in this process.\n"
-        "# TYPE rivetkit_active_actors gauge\n"
-        "rivetkit_active_actors {}\n"
-        "# HELP rivetkit_active_connections Client connections open on this process's actors.\n"
-        "# TYPE rivetkit_active_connections gauge\n"
-        "rivetkit_active_connections {}\n",
-        instances_.size(), connections);
+    return render_prometheus_metrics();
 }
 
 }  // namespace rivetkit::core::registry

@@ -4,6 +4,7 @@
 
 #include "base/log.hpp"
 #include "core/actor/envoy_kv.hpp"
+#include "core/actor/metrics.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/persist.hpp"
 #include "core/actor/preload.hpp"
@@ -271,6 +272,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
         finish_starting();
         co_return result;
     }
+    metrics_of(instance->ctx).actor_started();
     log::info("actor started", {{"actor_id", actor_id},
                                 {"name", instance->name},
                                 {"generation", static_cast<std::uint64_t>(start.generation)}});
@@ -306,6 +308,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
                                  {"reason", envoy::to_string(stop.reason)},
                                  {"shutdown", shutdown_kind_label(reason)}});
 
+    const auto stop_started = std::chrono::steady_clock::now();
     auto [reply, reply_rx] = rt::oneshot<Status>();
     Status result;
     if (instance->lifecycle.send(LifecycleCommand::stop(reason, std::move(reply)))) {
@@ -321,6 +324,13 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
     }
     instance->ctx.configure_lifecycle_events(std::nullopt);
     instance->ctx.set_local_alarm_callback({});
+    {
+        ActorMetrics& metrics = metrics_of(instance->ctx);
+        metrics.shutdown_wait(reason, std::chrono::steady_clock::now() - stop_started);
+        if (!result.ok() && result.error().is("actor", "shutdown_timeout"))
+            metrics.shutdown_timeout(reason);
+        metrics.actor_stopped();  // only started instances are in instances_
+    }
     auto current = instances_.find(stop.actor_id);
     if (current != instances_.end() && current->second == instance)
         instances_.erase(current);

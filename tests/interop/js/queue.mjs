@@ -12,8 +12,11 @@
 import {
     actorGeneration,
     delay,
+    endpoint,
     expectThrow,
+    namespace,
     note,
+    poolName,
     runMain,
     waitForSleep,
 } from "./helpers.mjs";
@@ -40,7 +43,38 @@ async function queueSend({ client, key }) {
         processed = await h.processed();
     }
     const parked = await h.takeParked();
-    return { plain: plain ?? null, waited, timedOut, timedOutAfterMs, tooLarge, processed, parked };
+    const metrics = await actorMetrics(key);
+    return {
+        plain: plain ?? null,
+        waited,
+        timedOut,
+        timedOutAfterMs,
+        tooLarge,
+        processed,
+        parked,
+        metrics,
+    };
+}
+
+// GET /metrics on the actor through the engine's gateway (the framework route, not a raw
+// request): the status, content type, and the samples labelled actor_name="queueWorker".
+async function actorMetrics(key) {
+    const query = new URLSearchParams({
+        "rvt-namespace": namespace,
+        "rvt-method": "getOrCreate",
+        "rvt-runner": poolName,
+        "rvt-key": key,
+        "rvt-crash-policy": "sleep",
+    });
+    const res = await fetch(`${endpoint}/gateway/queueWorker/metrics?${query}`);
+    const text = await res.text();
+    const samples = {};
+    for (const line of text.split("\n")) {
+        if (!line.includes('actor_name="queueWorker"')) continue;
+        const space = line.lastIndexOf(" ");
+        samples[line.slice(0, space)] = Number(line.slice(space + 1));
+    }
+    return { status: res.status, contentType: res.headers.get("content-type"), samples };
 }
 
 // Messages nobody receives survive the actor sleeping: three sends, sleep (observed through the
