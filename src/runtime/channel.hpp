@@ -80,6 +80,18 @@ public:
         return true;
     }
 
+    // Like send(), but keeps at most `capacity` messages queued by dropping the oldest first, as
+    // a lagging tokio broadcast receiver does. Returns how many were dropped, or nullopt (value
+    // destroyed) when the receiver is gone.
+    std::optional<std::size_t> send_lossy(T value, std::size_t capacity) const {
+        if (st_ == nullptr || !st_->receiver_alive) return std::nullopt;
+        std::size_t dropped = 0;
+        for (; capacity > 0 && st_->queue.size() >= capacity; ++dropped) st_->queue.pop_front();
+        st_->queue.push_back(std::move(value));
+        st_->recv_waiters.wake_all();
+        return dropped;
+    }
+
     bool is_closed() const noexcept { return st_ == nullptr || !st_->receiver_alive; }
 
 private:

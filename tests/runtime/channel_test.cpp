@@ -162,3 +162,18 @@ TEST(Channel, RecvCancelledByOrKeepsTheMessage) {
     ASSERT_EQ(rx.len(), 1u);
     EXPECT_EQ(*rx.try_recv(), 3);
 }
+
+TEST(Channel, SendLossyKeepsTheNewestUpToCapacity) {
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(tx.send_lossy(i, 4), std::optional<std::size_t>(0));
+    EXPECT_EQ(tx.send_lossy(3, 4), std::optional<std::size_t>(0));
+    EXPECT_EQ(tx.send_lossy(4, 4), std::optional<std::size_t>(1));
+    EXPECT_EQ(rx.len(), 4u);
+    for (int expected = 1; expected <= 4; ++expected) {
+        auto v = rx.try_recv();
+        ASSERT_TRUE(v.has_value());
+        EXPECT_EQ(*v, expected);
+    }
+    { auto gone = std::move(rx); }
+    EXPECT_FALSE(tx.send_lossy(5, 4).has_value());
+}

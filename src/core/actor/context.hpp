@@ -28,6 +28,7 @@
 #include "base/result.hpp"
 #include "core/actor/config.hpp"
 #include "core/actor/connection.hpp"
+#include "core/actor/diagnostics.hpp"
 #include "core/actor/envoy_link.hpp"
 #include "core/actor/kv.hpp"
 #include "core/actor/messages.hpp"
@@ -43,6 +44,8 @@
 namespace rivetkit::core {
 
 using Instant = rt::Clock::time_point;
+
+inline constexpr std::size_t kInspectorOverlayCapacity = 32;
 
 // Counters a region can hold open (see can_sleep and can_finalize_shutdown).
 enum class RegionKind : std::uint8_t {
@@ -137,6 +140,9 @@ struct ActorContextInner {
     bool inspector_configured = false;
     std::size_t inspector_attached = 0;
     std::vector<rt::Sender<Bytes>> overlay_subscribers;
+
+    // Rate-limited warnings (diagnostics.cpp).
+    ActorWarningWindows warning_windows;
 
     // Durable queue (queue.cpp) and this actor name's metrics (metrics.cpp), made on first use.
     std::shared_ptr<QueueState> queue;
@@ -308,6 +314,9 @@ class ActorContext {
     // The reply an action hands to the runtime: counted as tracked work holding the actor awake
     // until answered or dropped. After teardown began the caller is dropped (logged) instead.
     Reply<Bytes> track_reply(rt::OneshotSender<Result<Bytes>> caller) const;
+    // Rate-limited (3 per 30 s per actor and process-wide, as upstream's diagnostics).
+    void warn_work_sent_to_stopping_instance(std::string_view operation) const;
+    void warn_self_call_risk(std::string_view operation) const;
     bool actor_event_inbox_open() const noexcept {
         return p_->actor_events && !p_->actor_events->is_closed();
     }
@@ -393,6 +402,8 @@ class ActorContext {
     void configure_inspector_runtime() const;
     std::optional<InspectorAttachGuard> inspector_attach() const;
     std::size_t inspector_attach_count() const noexcept { return p_->inspector_attached; }
+    // Each subscriber keeps at most kInspectorOverlayCapacity overlays queued; a slower one
+    // loses the oldest (upstream's broadcast channel of 32).
     std::optional<rt::Receiver<Bytes>> subscribe_inspector() const;
     void broadcast_inspector_overlay(const std::vector<StateDelta>& deltas) const;
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/log.hpp"
 #include "core/actor/context.hpp"
 
 namespace rivetkit::core {
@@ -44,9 +45,21 @@ void ActorContext::broadcast_inspector_overlay(const std::vector<StateDelta>& de
         return;
     const Bytes payload = encode_state_deltas_cbor(deltas);
     auto& subs = p_->overlay_subscribers;
+    std::size_t lagged = 0;
     subs.erase(std::remove_if(subs.begin(), subs.end(),
-                              [&](const rt::Sender<Bytes>& tx) { return !tx.send(payload); }),
+                              [&](const rt::Sender<Bytes>& tx) {
+                                  auto dropped = tx.send_lossy(payload, kInspectorOverlayCapacity);
+                                  if (!dropped)
+                                      return true;
+                                  lagged += *dropped;
+                                  return false;
+                              }),
                subs.end());
+    log::debug("inspector overlay broadcast", {{"actor_id", p_->actor_id},
+                                               {"delta_count", deltas.size()},
+                                               {"payload_bytes", payload.size()},
+                                               {"receiver_count", subs.size()},
+                                               {"lagged_dropped", lagged}});
 }
 
 // serde's externally tagged enum layout, with Vec<u8> as an array of integers (not a byte string).

@@ -291,24 +291,23 @@ boost::asio::awaitable<Status> ActorTask::fire_due_alarms() {
 
 std::optional<Error> ActorTask::dispatch_rejection() {
     if (ctx.destroy_requested()) {
-        if (!std::exchange(warned_stopping_dispatch_, true)) {
-            log::warn("work sent to stopping actor instance", {{"actor_id", ctx.actor_id()}});
-        }
+        ctx.warn_work_sent_to_stopping_instance("dispatch");
         return errors::actor_destroying();
     }
     switch (lifecycle) {
         case LifecycleState::Loading:
-            log::warn("actor dispatch may be parked behind the current instance",
-                      {{"actor_id", ctx.actor_id()}});
+            ctx.warn_self_call_risk("dispatch");
             return errors::actor_not_ready();
         case LifecycleState::Started:
         case LifecycleState::SleepGrace:
             return std::nullopt;
         case LifecycleState::DestroyGrace:
         case LifecycleState::SleepFinalize:
+            ctx.warn_work_sent_to_stopping_instance("dispatch");
             return errors::actor_stopping();
         case LifecycleState::Destroying:
         case LifecycleState::Terminated:
+            ctx.warn_work_sent_to_stopping_instance("dispatch");
             return errors::actor_destroying();
     }
     return errors::actor_not_ready();

@@ -236,7 +236,6 @@ class ActorTask {
     std::optional<Instant> sleep_deadline_;
     std::optional<rt::OneshotSender<Status>> shutdown_reply_;
     bool deadline_reached_ = false;
-    bool warned_stopping_dispatch_ = false;
 };
 
 }  // namespace rivetkit::core

@@ -374,7 +374,7 @@ Result<std::shared_ptr<CoreRegistry::Instance>> CoreRegistry::admit(
     if (instance->stopping) {
         if (*instance->stopping == ShutdownKind::Sleep && ctx.started())
             return instance;
-        log::warn("work sent to stopping actor", {{"actor_id", actor_id}});
+        ctx.warn_work_sent_to_stopping_instance("active_actor");
         return *instance->stopping == ShutdownKind::Destroy ? errors::actor_destroying()
                                                             : errors::actor_stopping();
     }
