@@ -1,5 +1,7 @@
 #include "core/actor/kv.hpp"
 
+#include "core/actor/metrics.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -69,6 +71,11 @@ Task<Status> KvBackend::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes
     co_return Status{};
 }
 
+void Kv::record(KvOperation op) const noexcept {
+    if (metrics_)
+        metrics_->kv_operation(op);
+}
+
 Task<Result<std::optional<Bytes>>> Kv::get(Bytes key) const {
     std::vector<Bytes> keys;
     keys.push_back(std::move(key));
@@ -84,6 +91,7 @@ Task<Result<std::vector<std::optional<Bytes>>>> Kv::batch_get(std::vector<Bytes>
     CallLog call(*this, "batch_get", keys.size());
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::Get);
     auto result = co_await backend_->batch_get(std::move(keys));
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -99,6 +107,7 @@ Task<Status> Kv::batch_put(std::vector<KvEntry> entries) const {
     CallLog call(*this, "batch_put", entries.size());
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::Put);
     Status result = co_await backend_->batch_put(std::move(entries));
     call.done(result);
     co_return result;
@@ -114,6 +123,7 @@ Task<Status> Kv::batch_delete(std::vector<Bytes> keys) const {
     CallLog call(*this, "delete", keys.size());
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::Delete);
     Status result = co_await backend_->batch_delete(std::move(keys));
     call.done(result);
     co_return result;
@@ -123,6 +133,7 @@ Task<Status> Kv::delete_range(Bytes start, Bytes end) const {
     CallLog call(*this, "delete_range", 0);
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::Delete);
     Status result = co_await backend_->delete_range(std::move(start), std::move(end));
     call.done(result);
     co_return result;
@@ -132,6 +143,7 @@ Task<Result<std::vector<KvEntry>>> Kv::list_prefix(Bytes prefix, ListOpts opts) 
     CallLog call(*this, "list_prefix", 0);
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::List);
     auto result = co_await backend_->list_prefix(std::move(prefix), opts);
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -141,6 +153,7 @@ Task<Result<std::vector<KvEntry>>> Kv::list_range(Bytes start, Bytes end, ListOp
     CallLog call(*this, "list_range", 0);
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::List);
     auto result = co_await backend_->list_range(std::move(start), std::move(end), opts);
     call.done(result, result.ok() ? std::optional<std::size_t>(result->size()) : std::nullopt);
     co_return result;
@@ -150,6 +163,7 @@ Task<Status> Kv::apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> delet
     CallLog call(*this, "apply_batch", puts.size() + deletes.size());
     if (!backend_)
         co_return not_configured();
+    record(KvOperation::Put);
     Status result = co_await backend_->apply_batch(std::move(puts), std::move(deletes));
     call.done(result);
     co_return result;

@@ -49,6 +49,9 @@ class KvBackend {
     virtual Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes);
 };
 
+class ActorMetrics;
+enum class KvOperation : std::uint8_t;
+
 // A cheap, copyable handle on an actor's KV. A default-constructed Kv is unconfigured: every call
 // fails with actor/not_configured.
 class Kv {
@@ -60,6 +63,8 @@ class Kv {
     bool configured() const noexcept { return backend_ != nullptr; }
     const std::string& actor_id() const noexcept { return actor_id_; }
     KvBackend* backend() const noexcept { return backend_.get(); }
+    // Counts this handle's operations (rivetkit_actor_kv_operations_total); set by metrics_of.
+    void set_metrics(std::shared_ptr<ActorMetrics> metrics) { metrics_ = std::move(metrics); }
 
     Task<Result<std::optional<Bytes>>> get(Bytes key) const;
     Task<Result<std::vector<std::optional<Bytes>>>> batch_get(std::vector<Bytes> keys) const;
@@ -73,8 +78,11 @@ class Kv {
     Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) const;
 
   private:
+    void record(KvOperation op) const noexcept;
+
     std::shared_ptr<KvBackend> backend_;
     std::string actor_id_;
+    std::shared_ptr<ActorMetrics> metrics_;
 };
 
 // In-memory backend for unit tests. Single-threaded like the rest of the runtime.

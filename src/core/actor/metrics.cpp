@@ -181,8 +181,10 @@ ActorMetrics::~ActorMetrics() {
 
 ActorMetrics& metrics_of(const ActorContext& ctx) {
     auto& slot = ctx.inner()->metrics;
-    if (!slot)
+    if (!slot) {
         slot = std::make_shared<ActorMetrics>(ctx.name());
+        ctx.inner()->kv.set_metrics(slot);
+    }
     return *slot;
 }
 

@@ -53,7 +53,7 @@ enum class StateMutationReason : std::uint8_t {
 inline constexpr std::size_t kStateMutationReasonCount = 4;
 std::string_view state_mutation_label(StateMutationReason reason) noexcept;
 
-enum class KvOperation : std::uint8_t { Get, Put, Delete, List };
+enum class KvOperation : std::uint8_t { Get, Put, Delete, List };  // declared in kv.hpp too
 inline constexpr std::size_t kKvOperationCount = 4;
 
 // Prometheus' default histogram buckets (seconds), as upstream's HistogramOpts default.

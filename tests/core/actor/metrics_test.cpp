@@ -165,6 +165,12 @@ TEST(Metrics, context_hooks_record_connections_saves_schedule_and_mutations) {
                                ",reason=\"scheduled_events_update\"}"),
               1);
     EXPECT_GE(sample(text, "rivetkit_actor_state_saves_total" + n + "}"), 1);
+    // The [1] writes went through the context's KV handle.
+    EXPECT_GE(sample(text, "rivetkit_actor_kv_operations_total" + n + ",operation=\"put\"}"), 1);
+    EXPECT_TRUE(rt.block_on(ctx.kv().list_prefix(Bytes{4})).ok());
+    EXPECT_EQ(sample(render_prometheus_metrics(),
+                     "rivetkit_actor_kv_operations_total" + n + ",operation=\"list\"}"),
+              1);
 }
 
 }  // namespace
