@@ -12,7 +12,8 @@
 //           std::optional<rivetkit::QueueMessage> m = co_await queue.next(std::move(opts));
 //           if (!m) break;
 //           c.state().done += m->body_as<int>();
-//           co_await m->complete(Json("ok"));
+//           Json reply = "ok";
+//           co_await m->complete(std::move(reply));
 //       }
 //   })
 //
