@@ -189,7 +189,8 @@ boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
 }
 
 // POST /queue/{name}: enqueue (and with `wait`, wait for the receiver's completion, bounded by the
-// request's timeout: a timeout answers status timedOut, as upstream's runtime does).
+// request's timeout: a timeout answers status timedOut, as upstream's runtime does; the actor
+// starting to shut down ends the wait with actor/aborted, as upstream's abort token does).
 boost::asio::awaitable<void> run_queue_send(InstancePtr instance, event::QueueSend ev) {
     core::ActorQueue queue(instance->ctx());
     core::QueueSendResult result;
@@ -197,6 +198,8 @@ boost::asio::awaitable<void> run_queue_send(InstancePtr instance, event::QueueSe
         core::EnqueueAndWaitOpts opts;
         if (ev.timeout_ms)
             opts.timeout = std::chrono::milliseconds(*ev.timeout_ms);
+        // The request must not outlive the actor: shutting down ends the wait (actor/aborted).
+        opts.signal = instance->ctx().actor_abort_signal();
         Result<std::optional<Bytes>> got =
             co_await queue.enqueue_and_wait(std::move(ev.name), std::move(ev.body), opts);
         if (!got.ok() && got.error().is("queue", "timed_out")) {

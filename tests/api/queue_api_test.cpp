@@ -127,6 +127,22 @@ TEST(TypedQueue, messages_survive_sleep_in_fifo_order) {
     }());
 }
 
+TEST(TypedQueue, a_waiting_sender_is_answered_when_the_actor_shuts_down) {
+    ActorHarness h(inbox().factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto waiting = rt::spawn(h.runtime().executor(),
+                                 h.queue_send("job", Json("x"), true, std::nullopt));
+        co_await h.clock().sleep_for(10ms);
+        EXPECT_FALSE(waiting.is_finished());
+        CO_ASSERT((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+        auto joined = co_await waiting.join();
+        CO_ASSERT(joined.is_ok());
+        CO_ASSERT(!joined.value().ok());
+        EXPECT_TRUE(joined.value().error().is("actor", "aborted"));
+    }());
+}
+
 TEST(TypedQueue, queue_full_is_a_structured_error_for_the_sender) {
     ActorOptions options;
     options.max_queue_size = 1;
