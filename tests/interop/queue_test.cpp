@@ -133,6 +133,19 @@ TEST_P(QueueInterop, SendWithAndWithoutWait) {
     // The timed-out message stays queued until received.
     EXPECT_EQ(r["parked"], json::array({"nobody"}));
 
+    // GET /inspector/queue (upstream's shape) with the actor's inspector token; 401 without.
+    const json& iq = r["inspectorQueue"];
+    EXPECT_EQ(iq["deniedStatus"], 401) << iq.dump(2);
+    EXPECT_EQ(iq["status"], 200) << iq.dump(2);
+    EXPECT_EQ(iq["body"]["size"], 1) << iq.dump(2);
+    EXPECT_EQ(iq["body"]["maxSize"], 1000);
+    EXPECT_EQ(iq["body"]["truncated"], false);
+    ASSERT_TRUE(iq["body"]["messages"].is_array() && iq["body"]["messages"].size() == 1)
+        << iq.dump(2);
+    EXPECT_EQ(iq["body"]["messages"][0]["name"], "parked");
+    EXPECT_EQ(iq["body"]["messages"][0]["id"], 3);  // jobs 1 and 2 were completed
+    EXPECT_TRUE(iq["body"]["messages"][0]["createdAtMs"].is_number_integer());
+
     // GET /metrics through the gateway: upstream's names, this host's counts (process-wide, so
     // at least this scenario's).
     const json& m = r["metrics"];

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "base/log.hpp"
+
 #include "core/actor/metrics.hpp"
+#include "core/actor/queue.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -24,6 +27,36 @@ envoy::HttpResponse json_response(std::uint16_t status, std::string body) {
 std::string cbor_json_or_null(BytesView cbor) {
     auto text = cbor_to_json_text(cbor);
     return text.ok() ? std::move(text).value() : std::string("null");
+}
+
+// The `key` query parameter of `path` as u32: `fallback` when absent, nullopt when malformed.
+std::optional<std::uint32_t> query_u32(std::string_view path, std::string_view key,
+                                       std::uint32_t fallback) {
+    const auto q = path.find('?');
+    if (q == std::string_view::npos)
+        return fallback;
+    std::string_view rest = path.substr(q + 1);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+        const auto eq = pair.find('=');
+        if (pair.substr(0, eq) != key)
+            continue;
+        std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+        if (value.empty() || value.size() > 10)
+            return std::nullopt;
+        std::uint64_t n = 0;
+        for (char c : value) {
+            if (c < '0' || c > '9')
+                return std::nullopt;
+            n = n * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        if (n > 0xffffffffu)
+            return std::nullopt;
+        return static_cast<std::uint32_t>(n);
+    }
+    return fallback;
 }
 
 }  // namespace
@@ -63,6 +96,40 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
                 conn.is_hibernatable() ? "true" : "false");
         }
         co_return json_response(200, "{\"connections\":[" + list + "]}");
+    }
+    if (request.method == "GET" && route.segment == "queue") {
+        // Upstream's GET /inspector/queue: size, maxSize, truncated and the first `limit`
+        // messages (id, name, createdAtMs), FIFO.
+        const auto limit = query_u32(request.path, "limit", 100);
+        if (!limit)
+            co_return json_response(
+                400,
+                R"({"group":"actor","code":"invalid_request","message":"Invalid query parameter `limit`."})");
+        ActorQueue queue(ctx);
+        auto messages = co_await queue.inspect_messages();
+        if (!messages.ok()) {
+            log::warn("inspector queue listing failed",
+                      {{"actor_id", ctx.actor_id()}, {"error", messages.error().to_string()}});
+            co_return json_response(
+                500, fmt::format(R"({{"group":{},"code":{},"message":{}}})",
+                                 json_quote(messages.error().group()),
+                                 json_quote(messages.error().code()),
+                                 json_quote(messages.error().message())));
+        }
+        std::string list;
+        std::size_t shown = 0;
+        for (const auto& m : *messages) {
+            if (shown++ >= *limit)
+                break;
+            if (!list.empty())
+                list += ',';
+            list += fmt::format(R"({{"id":{},"name":{},"createdAtMs":{}}})", m.id,
+                                json_quote(m.name), m.created_at);
+        }
+        co_return json_response(
+            200, fmt::format(R"({{"size":{},"maxSize":{},"truncated":{},"messages":[{}]}})",
+                             messages->size(), queue.max_size(),
+                             messages->size() > *limit ? "true" : "false", list));
     }
     if (request.method == "GET" && route.segment == "rpcs") {
         std::string list;

@@ -13,6 +13,7 @@ import {
     actorGeneration,
     delay,
     endpoint,
+    engineApi,
     expectThrow,
     namespace,
     note,
@@ -42,6 +43,7 @@ async function queueSend({ client, key }) {
         await delay(50);
         processed = await h.processed();
     }
+    const inspectorQueue = await inspectorGet(key, await h.resolve(), "/inspector/queue?limit=5");
     const parked = await h.takeParked();
     const metrics = await actorMetrics(key);
     return {
@@ -52,21 +54,45 @@ async function queueSend({ client, key }) {
         tooLarge,
         processed,
         parked,
+        inspectorQueue,
         metrics,
     };
 }
 
-// GET /metrics on the actor through the engine's gateway (the framework route, not a raw
-// request): the status, content type, and the samples labelled actor_name="queueWorker".
-async function actorMetrics(key) {
-    const query = new URLSearchParams({
+function gatewayUrl(key, path) {
+    const [route, search] = path.split("?");
+    const query = new URLSearchParams(search ?? "");
+    for (const [k, v] of Object.entries({
         "rvt-namespace": namespace,
         "rvt-method": "getOrCreate",
         "rvt-runner": poolName,
         "rvt-key": key,
         "rvt-crash-policy": "sleep",
-    });
-    const res = await fetch(`${endpoint}/gateway/queueWorker/metrics?${query}`);
+    }))
+        query.set(k, v);
+    return `${endpoint}/gateway/queueWorker${route}?${query}`;
+}
+
+// GET an inspector route with the token the actor keeps in KV [3] (read through the engine
+// API) and, to check the 401, without it.
+async function inspectorGet(key, actorId, path) {
+    const kv = await engineApi("GET", `/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}`);
+    const token = Buffer.from(kv.body?.value ?? "", "base64").toString("utf8");
+    const denied = await fetch(gatewayUrl(key, path));
+    await denied.arrayBuffer();
+    const res = await fetch(gatewayUrl(key, path), { headers: { authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    let body = text;
+    try {
+        body = JSON.parse(text);
+    } catch {}
+    return { deniedStatus: denied.status, status: res.status, body };
+}
+
+// GET /metrics on the actor through the engine's gateway (the framework route, not a raw
+// request): the status, content type, and the samples labelled actor_name="queueWorker".
+async function actorMetrics(key) {
+    const res = await fetch(gatewayUrl(key, "/metrics"));
     const text = await res.text();
     const samples = {};
     for (const line of text.split("\n")) {
