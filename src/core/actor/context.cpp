@@ -229,4 +229,81 @@ void WorkRegion::release() noexcept {
     ActorContext(std::move(inner)).signal_activity();
 }
 
+// MARK: tracked replies (in-flight actions)
+// A reply slot holds an internal keep-awake for as long as its action is in flight, like a
+// WorkRegion, so the counter changes stay in this file.
+
+namespace {
+
+void unlink_tracked_reply(ActorContextInner& s, detail::TrackedReply* slot) {
+    if (slot->prev != nullptr)
+        slot->prev->next = slot->next;
+    else
+        s.tracked_replies = slot->next;
+    if (slot->next != nullptr)
+        slot->next->prev = slot->prev;
+    slot->prev = slot->next = nullptr;
+    slot->owner = nullptr;
+    --s.tracked_reply_count;
+    --s.internal_keep_awake;
+}
+
+}  // namespace
+
+// Lets go of every in-flight reply: at a grace deadline the callers are dropped (they observe
+// a dropped reply, as when an aborted task held them); when the actor state itself goes away
+// the slots keep their callers, so a late answer still arrives.
+void detail::release_tracked_replies(ActorContextInner& s, bool drop_callers) {
+    if (s.tracked_replies == nullptr)
+        return;
+    while (auto* slot = s.tracked_replies) {
+        unlink_tracked_reply(s, slot);
+        if (drop_callers) {
+            auto dropped = std::move(slot->caller);  // the caller observes a dropped reply
+        }
+    }
+    s.signal_activity();
+}
+
+ActorContextInner::~ActorContextInner() {
+    while (auto* slot = tracked_replies)
+        unlink_tracked_reply(*this, slot);
+}
+
+bool detail::complete_tracked_reply(TrackedReply* slot, Result<Bytes> result) {
+    std::unique_ptr<TrackedReply> owned(slot);
+    ActorContextInner* s = slot->owner;
+    if (s == nullptr)
+        return slot->caller.send(std::move(result));
+    if (!result.ok()) {
+        if (auto spec = specifier_of(*s)) {
+            Error error = std::move(result).error();
+            error.with_actor(*spec);
+            result = Result<Bytes>(std::move(error));
+        }
+    }
+    unlink_tracked_reply(*s, slot);
+    const bool delivered = slot->caller.send(std::move(result));
+    s->signal_activity();
+    return delivered;
+}
+
+Reply<Bytes> ActorContext::track_reply(rt::OneshotSender<Result<Bytes>> caller) const {
+    auto& s = *p_;
+    if (s.teardown_started) {
+        log::warn("shutdown task spawned after teardown; aborting immediately",
+                  {{"actor_id", s.actor_id}, {"kind", "action"}});
+        // The caller is dropped here; the runtime still gets a reply, answered into nothing.
+        return Reply<Bytes>::make().first;
+    }
+    auto* slot = new detail::TrackedReply{std::move(caller), p_.get(), nullptr, s.tracked_replies};
+    if (s.tracked_replies != nullptr)
+        s.tracked_replies->prev = slot;
+    s.tracked_replies = slot;
+    ++s.tracked_reply_count;
+    ++s.internal_keep_awake;
+    s.signal_activity();
+    return Reply<Bytes>(slot);
+}
+
 }  // namespace rivetkit::core

@@ -162,6 +162,11 @@ struct ActorContextInner {
     void signal_activity();
 };
 
+namespace detail {
+// Releases every in-flight action's reply slot (and the keep-awake each holds).
+void release_tracked_replies(ActorContextInner& s, bool drop_callers);
+}  // namespace detail
+
 // The specifier errors carry once the actor has a generation (ActorContext::specifier).
 std::optional<ActorSpecifier> specifier_of(const ActorContextInner& s);
 
