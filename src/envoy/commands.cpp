@@ -92,6 +92,7 @@ asio::awaitable<void> run_actor_start(std::shared_ptr<EnvoyState> st, ActorKey k
                                          {"error", status.error().to_string()}});
         push_event(*st, key, stopped_event(proto::StopCode::Error, status.error().to_string()));
         on_actor_stopped_tunnels(*st, key, StopReason::stop_intent);
+        st->pending_restores.erase(key.actor_id);
         forget_actor(*st, key);
         co_return;
     }
@@ -145,6 +146,8 @@ void start_actor(EnvoyState& st, const ActorKey& key, proto::CommandStartActor s
         return;
     }
     auto entry = std::make_shared<ActorEntry>();
+    for (const auto& r : start.hibernating_requests)
+        entry->listed_hibernating.push_back(TunnelId{r.gateway_id, r.request_id});
     st.actors.emplace(key, entry);
     log::info(
         "actor starting",

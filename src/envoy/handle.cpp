@@ -4,6 +4,7 @@
 
 #include "envoy/handle.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "base/log.hpp"
@@ -160,8 +161,19 @@ std::size_t EnvoyHandle::active_http_request_count(const std::string& actor_id) 
 bool EnvoyHandle::is_hibernating_request_live(const std::string& actor_id,
                                               const TunnelId& id) const {
     auto it = state_->websockets.find(id.key());
-    return it != state_->websockets.end() && it->second->actor_id == actor_id &&
-           it->second->can_hibernate;
+    if (it != state_->websockets.end() && it->second->actor_id == actor_id &&
+        it->second->can_hibernate)
+        return true;
+    auto key = state_->find_actor(actor_id, std::nullopt);
+    if (!key)
+        return false;
+    const auto& listed = state_->actors.at(*key)->listed_hibernating;
+    return std::find(listed.begin(), listed.end(), id) != listed.end();
+}
+
+void EnvoyHandle::restore_hibernating_requests(const std::string& actor_id,
+                                               std::vector<HibernatingWebSocketMeta> metas) const {
+    state_->pending_restores.insert_or_assign(actor_id, std::move(metas));
 }
 
 std::optional<ProtocolLimits> EnvoyHandle::protocol_limits() const {

@@ -60,7 +60,12 @@ class EnvoyHandle {
     // Tunneled HTTP requests of this actor still in flight (an actor should not sleep meanwhile).
     std::size_t active_http_request_count(const std::string& actor_id) const;
     // Whether a hibernatable WebSocket of this actor is still known (open or hibernating).
+    // Listed by the engine in the starting generation's StartActor also counts.
     bool is_hibernating_request_live(const std::string& actor_id, const TunnelId& id) const;
+    // During on_actor_start: the actor's persisted metadata of its hibernatable sockets, so the
+    // ones the engine lists can be restored although this process never saw them open.
+    void restore_hibernating_requests(const std::string& actor_id,
+                                      std::vector<HibernatingWebSocketMeta> metas) const;
 
     // Intents: the engine answers with a stop command (SleepIntent / StopIntent). v8 has no
     // separate destroy intent: an actor that stops after a stop intent is destroyed.

@@ -51,6 +51,9 @@ struct ActorEntry {
     // Set once on_actor_start finished; a stop command waits for it.
     rt::Notify start_done;
     bool started = false;
+    // Hibernating WebSockets the engine listed in StartActor: live for this generation even when
+    // this process never saw them open.
+    std::vector<TunnelId> listed_hibernating;
 };
 
 struct EventHistory {
@@ -142,6 +145,9 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
 
     // Actors, commands, events.
     std::map<ActorKey, std::shared_ptr<ActorEntry>> actors;
+    // Persisted socket metadata the actor handed over during start (by actor id), consumed when
+    // its hibernating sockets are restored.
+    std::map<std::string, std::vector<HibernatingWebSocketMeta>, std::less<>> pending_restores;
     std::map<ActorKey, CommandDedup> command_dedup;
     std::map<ActorKey, EventHistory> events;
 

@@ -5,6 +5,8 @@
 // (index ≤ last) are dropped; a gap closes the socket with 1008 ws.message_index_skip (as
 // upstream).
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "envoy/protocol.hpp"
 #include "envoy/state.hpp"
@@ -228,18 +230,47 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
 
 void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
                                     const std::vector<TunnelId>& requests) {
+    std::vector<HibernatingWebSocketMeta> metas;
+    if (auto pending = st.pending_restores.find(key.actor_id); pending != st.pending_restores.end()) {
+        metas = std::move(pending->second);
+        st.pending_restores.erase(pending);
+    }
     std::vector<std::uint64_t> listed;
     for (const auto& id : requests) {
         listed.push_back(id.key());
+        std::shared_ptr<WsStream> ws;
         auto it = st.websockets.find(id.key());
-        if (it == st.websockets.end() || !it->second->hibernating ||
-            it->second->actor_id != key.actor_id) {
+        if (it != st.websockets.end() && it->second->hibernating &&
+            it->second->actor_id == key.actor_id) {
+            ws = it->second;
+        } else if (it == st.websockets.end()) {
+            // Opened by another process (this host restarted while the actor slept): rebuilt
+            // from what the actor persisted about it.
+            auto meta = std::find_if(metas.begin(), metas.end(),
+                                     [&](const HibernatingWebSocketMeta& m) { return m.id == id; });
+            if (meta != metas.end()) {
+                ws = std::make_shared<WsStream>();
+                ws->actor_id = key.actor_id;
+                ws->id = id;
+                ws->path = meta->path;
+                ws->headers = meta->headers;
+                ws->can_hibernate = true;
+                ws->last_in_index = meta->last_client_index;
+                ws->last_acked_index = meta->last_client_index;
+                st.websockets[id.key()] = ws;
+            } else {
+                log::warn("hibernating websocket has no persisted metadata, closing",
+                          {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
+                send_close(st, id, 1000, "ws.meta_not_found_during_restore");
+                continue;
+            }
+        }
+        if (!ws) {
             log::warn("hibernating websocket cannot be restored, closing",
                       {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
             send_close(st, id, 1011, "ws.restore_failed");
             continue;
         }
-        auto ws = it->second;
         ws->hibernating = false;
         ws->generation = key.generation;
         log::debug("restoring hibernating websocket",

@@ -53,6 +53,17 @@ struct ActorStart {
     std::optional<PreloadedKv> preloaded_kv;
 };
 
+// What an actor persisted about one of its hibernatable WebSockets, handed to the envoy during
+// start so a socket the engine lists can be re-attached by a process that never saw it open
+// (the host restarted while the actor slept).
+struct HibernatingWebSocketMeta {
+    TunnelId id;
+    // Index of the last client message the actor persisted; the gateway re-sends later ones.
+    std::uint16_t last_client_index = 0;
+    std::string path;
+    Headers headers;
+};
+
 enum class StopReason : std::uint8_t { sleep_intent, stop_intent, destroy, going_away, lost };
 const char* to_string(StopReason reason) noexcept;
 

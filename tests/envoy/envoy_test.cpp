@@ -543,6 +543,59 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
     }(e));
 }
 
+// The host process restarted while the actor slept: this envoy never saw the socket open. The
+// engine lists it in StartActor; it counts as live while the actor starts, and is re-attached from
+// the metadata the actor persisted (path, last durable client index). A listed socket with no
+// persisted metadata is closed as upstream does.
+TEST(EnvoyWebSocket, SocketOpenedByAnotherProcessIsRestoredFromPersistedMetadata) {
+    Env e;
+    e.cb->hibernate = true;
+    const TunnelId unknown{{9, 9, 9, 9}, {1, 1, 1, 1}};
+    e.cb->persisted_sockets.push_back(
+        HibernatingWebSocketMeta{kRequest, 3, "/persisted", {{"x-test", "1"}}});
+    e.rt.block_on([&unknown](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        std::vector<TunnelId> listed;
+        listed.push_back(kRequest);
+        listed.push_back(unknown);
+        co_await start_actor(env, *conn, 1, listed);
+        EXPECT_EQ(env.cb->listed_live, (std::vector<bool>{true, true}));
+
+        bool opened = false, closed_unknown = false;
+        for (int i = 0; i < 2; ++i) {
+            auto m = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+            if (!m)
+                break;
+            TunnelId id{m->message_id.gateway_id, m->message_id.request_id};
+            if (id == kRequest && m->message_kind.is<proto::ToRivetWebSocketOpen>())
+                opened = true;
+            if (auto* c = m->message_kind.get_if<proto::ToRivetWebSocketClose>()) {
+                closed_unknown = id == unknown && c->code == std::optional<std::uint16_t>(1000) &&
+                                 c->reason == std::optional<std::string>(
+                                                  "ws.meta_not_found_during_restore");
+            }
+        }
+        EXPECT_TRUE(opened);
+        EXPECT_TRUE(closed_unknown);
+        EXPECT_EQ(env.cb->ws->restores, 1);
+        EXPECT_EQ(env.cb->ws->restored_paths, (std::vector<std::string>{"/persisted"}));
+
+        // Index 3 was made durable before the restart: the gateway's re-send of it is a
+        // duplicate, 4 is the next message.
+        conn->push(tunnel(kRequest, 3,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("old"), false}}));
+        conn->push(tunnel(kRequest, 4,
+                          proto::ToEnvoyTunnelMessageKind{
+                              proto::ToEnvoyWebSocketMessage{to_bytes("next"), false}}));
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return !cb->ws->received.empty(); }));
+        EXPECT_EQ(cb->ws->received, (std::vector<std::string>{"next"}));
+        co_await finish(env, handle);
+    }(e));
+}
+
 TEST(EnvoyShutdown, GracefulSendsStoppingAndClosesAfterActorsStop) {
     Env e;
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {

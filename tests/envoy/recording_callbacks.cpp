@@ -64,7 +64,11 @@ void RecordingCallbacks::on_disconnect(EnvoyHandle) {
     changed->notify_one();
 }
 
-asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle, ActorStart start) {
+asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle handle, ActorStart start) {
+    for (const auto& id : start.hibernating_requests)
+        listed_live.push_back(handle.is_hibernating_request_live(start.actor_id, id));
+    if (!persisted_sockets.empty())
+        handle.restore_hibernating_requests(start.actor_id, persisted_sockets);
     starts.push_back(std::move(start));
     changed->notify_one();
     co_return start_result;
@@ -122,6 +126,7 @@ asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> RecordingCallbacks::
     EnvoyHandle, WebSocketOpen open, WebSocketSender sender) {
     if (open.restoring) {
         ++ws->restores;
+        ws->restored_paths.push_back(open.path);
     } else {
         ++ws->opens;
     }

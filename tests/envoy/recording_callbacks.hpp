@@ -19,6 +19,7 @@ struct WsLog {
     int hibernations = 0;
     int opens = 0;
     int restores = 0;
+    std::vector<std::string> restored_paths;
     std::vector<CloseFrame> closes;
 };
 
@@ -45,6 +46,11 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     std::vector<Bytes> body_pieces;
     std::vector<Error> body_errors;
     int fetches_started = 0;
+    // Handed to EnvoyHandle::restore_hibernating_requests during every start, as the core does
+    // with its persisted connections; `listed_live` records is_hibernating_request_live for each
+    // of the start's hibernating requests, asked before that.
+    std::vector<HibernatingWebSocketMeta> persisted_sockets;
+    std::vector<bool> listed_live;
 
     void on_connect(EnvoyHandle) override;
     void on_disconnect(EnvoyHandle) override;

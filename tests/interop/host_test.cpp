@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +83,59 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
                               R"({"args":[]})", {{"content-type", "application/json"}});
     ASSERT_TRUE(count.ok());
     EXPECT_EQ(count->body, R"({"output":2})") << again->err();
+    again->signal(SIGINT);
+    EXPECT_EQ(again->wait(60s), std::optional<int>(0)) << again->err();
+}
+
+std::string node_binary() {
+    const char* bin = std::getenv("RIVET_NODE_BIN");
+    return bin != nullptr && *bin != '\0' ? bin : "node";
+}
+
+// The official client's hibernatable connection outlives the host process it was opened on:
+// host A drains (the actor sleeps, its connection record saved), host B starts, and the same
+// connection's next action wakes the actor on B, which restores the connection (same id, no new
+// open, the event still delivered) — hibernation across a process restart, not just a sleep.
+TEST(HostExecutable, HibernatableConnectionSurvivesAHostProcessRestart) {
+    EngineOptions options;
+    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
+    auto engine = EngineHarness::start(std::move(options));
+    ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+    ASSERT_TRUE((*engine)->create_pool("default").ok());
+    auto host = start_host(**engine);
+    ASSERT_TRUE(host);
+    ASSERT_TRUE(wait_any_envoy(**engine));
+
+    auto client = ChildProcess::spawn(
+        {node_binary(), std::string(RIVETKIT_INTEROP_JS_DIR) + "/host_restart.mjs",
+         "conn-survives-restart", "--timeout", "150"},
+        {{"RIVET_ENDPOINT", (*engine)->endpoint()}});
+    ASSERT_TRUE(client.ok()) << client.error().to_string();
+    auto& node = **client;
+    ASSERT_TRUE(node.wait_for_stdout("\"ready\":true", 60s)) << node.out() << node.err();
+
+    host->signal(SIGTERM);
+    ASSERT_EQ(host->wait(60s), std::optional<int>(0)) << host->err();
+    auto again = start_host(**engine);
+    ASSERT_TRUE(again);
+    node.signal(SIGUSR2);
+    ASSERT_EQ(node.wait(120s), std::optional<int>(0)) << node.out() << node.err();
+
+    const std::string& out = node.out();
+    auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+    auto r = nlohmann::json::parse(out.substr(last == std::string::npos ? 0 : last + 1), nullptr,
+                                   false);
+    ASSERT_FALSE(r.is_discarded()) << out;
+    ASSERT_EQ(r.value("ok", false), true) << r.dump(2) << node.err();
+    EXPECT_EQ(r["first"], 1);
+    EXPECT_EQ(r["second"], 2);
+    EXPECT_EQ(r["count"], 2);
+    EXPECT_EQ(r["sameConnId"], true) << r.dump(2);
+    EXPECT_EQ(r["opens"], 1) << "the connection must not be re-opened: " << r.dump(2);
+    EXPECT_EQ(r["closed"], false) << r.dump(2);
+    ASSERT_TRUE(r["generationBefore"].is_number() && r["generationAfter"].is_number()) << r.dump(2);
+    EXPECT_GT(r["generationAfter"].get<int>(), r["generationBefore"].get<int>())
+        << "the actor must have been restarted on the new host process";
     again->signal(SIGINT);
     EXPECT_EQ(again->wait(60s), std::optional<int>(0)) << again->err();
 }

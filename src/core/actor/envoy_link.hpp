@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ namespace rivetkit::core {
 struct HibernatingRequest {
     GatewayId gateway_id{};
     RequestId request_id{};
+    // What the actor persisted about the socket, so a process that never saw it open can
+    // re-attach it: the last client message index made durable, the upgrade's path and headers.
+    std::uint16_t last_client_index = 0;
+    std::string path;
+    std::map<std::string, std::string> headers;
 };
 
 class EnvoyLink {

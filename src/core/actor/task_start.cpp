@@ -168,7 +168,9 @@ boost::asio::awaitable<Status> ActorTask::start_actor() {
         auto meta = conn.hibernation();
         auto live = meta ? ctx.hibernated_connection_is_live(*meta) : Result<bool>(false);
         if (meta && live.ok() && live.value()) {
-            live_requests.push_back({meta->gateway_id, meta->request_id});
+            live_requests.push_back({meta->gateway_id, meta->request_id,
+                                     meta->server_message_index, meta->request_path,
+                                     meta->request_headers});
             survivors.push_back(std::move(conn));
         } else {
             ctx.remove_conn(conn.id());

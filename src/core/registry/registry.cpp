@@ -95,8 +95,21 @@ class CoreRegistry::Link final : public EnvoyLink {
         tx.send(Status{});
         return std::move(rx);
     }
-    // The envoy re-attaches hibernating sockets itself (WebSocketOpen::restoring).
-    void restore_hibernating_requests(std::string_view, std::vector<HibernatingRequest>) override {}
+    // The envoy re-attaches hibernating sockets itself (WebSocketOpen::restoring); sockets it
+    // never saw open (another host process) are rebuilt from this persisted metadata.
+    void restore_hibernating_requests(std::string_view actor_id,
+                                      std::vector<HibernatingRequest> requests) override {
+        std::vector<envoy::HibernatingWebSocketMeta> metas;
+        metas.reserve(requests.size());
+        for (auto& r : requests) {
+            envoy::Headers headers(std::make_move_iterator(r.headers.begin()),
+                                   std::make_move_iterator(r.headers.end()));
+            metas.push_back(envoy::HibernatingWebSocketMeta{
+                envoy::TunnelId{r.gateway_id, r.request_id}, r.last_client_index,
+                std::move(r.path), std::move(headers)});
+        }
+        handle_.restore_hibernating_requests(std::string(actor_id), std::move(metas));
+    }
     bool is_hibernating_request_live(std::string_view actor_id, const GatewayId& gateway_id,
                                      const RequestId& request_id) const override {
         return handle_.is_hibernating_request_live(std::string(actor_id),
