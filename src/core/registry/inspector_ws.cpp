@@ -10,6 +10,8 @@
 // (StateUpdated with unsaved state, debounced by the task), and the context's inspector signals
 // (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated).
 
+#include <fmt/format.h>
+
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include "core/actor/queue.hpp"
 #include "core/inspector/auth.hpp"
 #include "core/inspector/protocol.hpp"
+#include "core/inspector/state.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -62,8 +65,10 @@ wire::ToClientBody body_of(auto message) {
     return body;
 }
 
+// Error frames carry the structured id first: "inspector.invalid_request: ...".
 wire::ToClientBody error_body(const Error& error) {
-    return body_of(wire::Error{error.to_string()});
+    return body_of(
+        wire::Error{fmt::format("{}.{}: {}", error.group(), error.code(), error.message())});
 }
 
 nlohmann::json cbor_json_or_null(const Bytes& cbor) {
@@ -90,14 +95,15 @@ std::vector<wire::Connection> wire_connections(const ActorContext& ctx) {
     return out;
 }
 
-// None when state is disabled or empty: the inspector would fail to decode zero CBOR bytes.
-std::optional<Bytes> state_payload(const ActorContext& ctx) {
+// The runtime's current state (as GET /inspector/state shows it); None when state is disabled
+// or empty, since the inspector would fail to decode zero CBOR bytes.
+Task<std::optional<Bytes>> state_payload(ActorContext ctx) {
     if (!ctx.config().has_state)
-        return std::nullopt;
-    Bytes state = ctx.state();
+        co_return std::nullopt;
+    Bytes state = co_await inspector::current_state(ctx);
     if (state.empty())
-        return std::nullopt;
-    return state;
+        co_return std::nullopt;
+    co_return state;
 }
 
 std::vector<std::string> rpcs_of(const Instance& instance) {
@@ -160,7 +166,7 @@ Task<Result<wire::Init>> build_init(std::shared_ptr<Instance> instance) {
         co_return std::move(messages).error();
     wire::Init init;
     init.connections = wire_connections(instance->ctx);
-    init.state = state_payload(instance->ctx);
+    init.state = co_await state_payload(instance->ctx);
     init.is_state_enabled = instance->ctx.config().has_state;
     init.rpcs = rpcs_of(*instance);
     // No database access from the inspector yet (the actor SQLite layer is not part of core).
@@ -257,8 +263,8 @@ class InspectorSession {
             co_return body_of(wire::StateUpdated{std::move(state)});
         }
         if (auto* req = request.get_if<wire::StateRequest>()) {
-            co_return body_of(
-                wire::StateResponse{req->id, state_payload(ctx), ctx.config().has_state});
+            auto state = co_await state_payload(ctx);
+            co_return body_of(wire::StateResponse{req->id, std::move(state), ctx.config().has_state});
         }
         if (auto* req = request.get_if<wire::ConnectionsRequest>())
             co_return body_of(wire::ConnectionsResponse{req->id, wire_connections(ctx)});
