@@ -52,8 +52,8 @@ class InspectorInterop : public ::testing::Test {
 
     json scenario(const std::string& name) {
         std::vector<std::string> argv{node_binary(),
-                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/inspector.mjs",
-                                      name, "--encoding", "json"};
+                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/inspector.mjs", name,
+                                      "--encoding", "json"};
         auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", stack_->engine->endpoint()}},
                                std::chrono::minutes(2));
         EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
@@ -76,7 +76,8 @@ class InspectorInterop : public ::testing::Test {
 TEST_F(InspectorInterop, OfficialCodecDrivesTheInspectorSocket) {
     auto r = scenario("inspector-ws");
     // A wrong token: accepted, then closed as upstream closes it.
-    EXPECT_EQ(r["denied"], json({{"code", 1008}, {"reason", "inspector.unauthorized"}})) << r.dump(2);
+    EXPECT_EQ(r["denied"], json({{"code", 1008}, {"reason", "inspector.unauthorized"}}))
+        << r.dump(2);
 
     const json& init = r["init"];
     EXPECT_EQ(init["state"], json({{"count", 5}})) << init.dump(2);

@@ -38,11 +38,9 @@ TestWebSocket::~TestWebSocket() {
     close();
 }
 
-Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port,
-                                                              std::string target,
-                                                              std::vector<std::string> subprotocols,
-                                                              std::chrono::milliseconds timeout,
-                                                              std::vector<std::pair<std::string, std::string>> headers) {
+Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(
+    std::uint16_t port, std::string target, std::vector<std::string> subprotocols,
+    std::chrono::milliseconds timeout, std::vector<std::pair<std::string, std::string>> headers) {
     auto impl = std::make_unique<Impl>();
     impl->timeout = timeout;
     auto& t = *impl;
@@ -56,12 +54,13 @@ Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port
     std::string protocols;
     for (const auto& p : subprotocols)
         protocols += (protocols.empty() ? "" : ", ") + p;
-    t.ws.set_option(websocket::stream_base::decorator([protocols, headers](websocket::request_type& req) {
-        if (!protocols.empty())
-            req.set(beast::http::field::sec_websocket_protocol, protocols);
-        for (const auto& [name, value] : headers)
-            req.set(name, value);
-    }));
+    t.ws.set_option(
+        websocket::stream_base::decorator([protocols, headers](websocket::request_type& req) {
+            if (!protocols.empty())
+                req.set(beast::http::field::sec_websocket_protocol, protocols);
+            for (const auto& [name, value] : headers)
+                req.set(name, value);
+        }));
     t.arm();
     t.ws.async_handshake("127.0.0.1:" + std::to_string(port), target,
                          [&t](beast::error_code e) { t.ec = e; });

@@ -4,11 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <vector>
-
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"

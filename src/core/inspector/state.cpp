@@ -6,7 +6,8 @@ boost::asio::awaitable<Bytes> current_state(ActorContext ctx) {
     Bytes state = ctx.state();
     auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
     Status sent = ctx.try_send_actor_event(
-        event::SerializeState{SerializeStateReason::Inspector, std::move(reply)}, "inspector_state");
+        event::SerializeState{SerializeStateReason::Inspector, std::move(reply)},
+        "inspector_state");
     if (!sent.ok())
         co_return state;
     auto got = co_await rx.recv();

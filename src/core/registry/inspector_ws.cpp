@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
@@ -124,9 +125,10 @@ Task<Result<WorkflowAnswer>> ask_workflow(std::shared_ptr<Instance> instance, bo
                                           std::optional<std::string> entry_id) {
     WorkRegion awake = instance->ctx.internal_keep_awake_region();
     auto [tx, rx] = rt::oneshot<Result<std::optional<Bytes>>>();
-    const bool sent = replay ? instance->dispatch.send(
-                                   dispatch::WorkflowReplay{std::move(entry_id), std::move(tx)})
-                             : instance->dispatch.send(dispatch::WorkflowHistory{std::move(tx)});
+    const bool sent =
+        replay
+            ? instance->dispatch.send(dispatch::WorkflowReplay{std::move(entry_id), std::move(tx)})
+            : instance->dispatch.send(dispatch::WorkflowHistory{std::move(tx)});
     if (!sent)
         co_return errors::actor_not_ready();
     auto got = co_await rx.recv();
@@ -151,7 +153,8 @@ Task<Result<wire::QueueStatus>> queue_status(std::shared_ptr<Instance> instance,
         if (status.messages.size() >= limit)
             break;
         status.messages.push_back(wire::QueueMessageSummary{
-            m.id, std::move(m.name), static_cast<std::uint64_t>(std::max<std::int64_t>(m.created_at, 0))});
+            m.id, std::move(m.name),
+            static_cast<std::uint64_t>(std::max<std::int64_t>(m.created_at, 0))});
     }
     co_return status;
 }
@@ -264,7 +267,8 @@ class InspectorSession {
         }
         if (auto* req = request.get_if<wire::StateRequest>()) {
             auto state = co_await state_payload(ctx);
-            co_return body_of(wire::StateResponse{req->id, std::move(state), ctx.config().has_state});
+            co_return body_of(
+                wire::StateResponse{req->id, std::move(state), ctx.config().has_state});
         }
         if (auto* req = request.get_if<wire::ConnectionsRequest>())
             co_return body_of(wire::ConnectionsResponse{req->id, wire_connections(ctx)});
@@ -279,7 +283,8 @@ class InspectorSession {
         if (auto* req = request.get_if<wire::TraceQueryRequest>())
             co_return body_of(wire::TraceQueryResponse{req->id, Bytes{}});
         if (auto* req = request.get_if<wire::QueueRequest>()) {
-            auto status = co_await queue_status(instance_, inspector::clamp_queue_limit(req->limit));
+            auto status =
+                co_await queue_status(instance_, inspector::clamp_queue_limit(req->limit));
             if (!status.ok())
                 co_return std::move(status).error();
             co_return body_of(wire::QueueResponse{req->id, std::move(status).value()});
@@ -316,8 +321,8 @@ class InspectorSession {
         ConnHandle conn = std::move(connected).value();
         auto [tx, rx] = rt::oneshot<Result<Bytes>>();
         Result<Bytes> output = errors::actor_not_ready();
-        if (instance_->dispatch.send(dispatch::Action{std::move(name), std::move(args), conn,
-                                                      std::move(tx)})) {
+        if (instance_->dispatch.send(
+                dispatch::Action{std::move(name), std::move(args), conn, std::move(tx)})) {
             auto timed = co_await rt::timeout(clock_, instance_->factory->config().action_timeout,
                                               rx.recv());
             if (!timed)
@@ -396,7 +401,8 @@ std::optional<std::string> offered_token(const envoy::Headers& headers) {
 Task<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::open_inspector_websocket(
     std::shared_ptr<Instance> instance, envoy::WebSocketOpen open, envoy::WebSocketSender sender) {
     auto self = shared_from_this();
-    Status authorized = co_await inspector::verify_token(instance->ctx, offered_token(open.headers));
+    std::optional<std::string> token = offered_token(open.headers);
+    Status authorized = co_await inspector::verify_token(instance->ctx, std::move(token));
     if (!authorized.ok()) {
         log::warn("rejecting inspector websocket without a valid token",
                   {{"actor_id", instance->actor_id}});

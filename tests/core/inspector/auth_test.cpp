@@ -38,8 +38,8 @@ void expect_unauthorized(const Status& st) {
 TEST(InspectorAuth, OnlyTheStoredTokenPasses) {
     Fixture f;
     expect_unauthorized(f.verify("tok"));  // nothing stored yet
-    ASSERT_TRUE(f.rt.block_on(f.ctx.kv().put(keys::to_bytes(keys::kInspectorToken), to_bytes("tok")))
-                    .ok());
+    ASSERT_TRUE(
+        f.rt.block_on(f.ctx.kv().put(keys::to_bytes(keys::kInspectorToken), to_bytes("tok"))).ok());
     EXPECT_TRUE(f.verify("tok").ok());
     expect_unauthorized(f.verify("tok2"));
     expect_unauthorized(f.verify("to"));
@@ -50,8 +50,8 @@ TEST(InspectorAuth, OnlyTheStoredTokenPasses) {
 
 TEST(InspectorAuth, TestTokenOverrideReplacesTheStoredToken) {
     Fixture f;
-    ASSERT_TRUE(f.rt.block_on(f.ctx.kv().put(keys::to_bytes(keys::kInspectorToken), to_bytes("tok")))
-                    .ok());
+    ASSERT_TRUE(
+        f.rt.block_on(f.ctx.kv().put(keys::to_bytes(keys::kInspectorToken), to_bytes("tok"))).ok());
     ::setenv("_RIVET_TEST_INSPECTOR_TOKEN", "override", 1);
     const Status with_override = f.verify("override");
     const Status stored = f.verify("tok");

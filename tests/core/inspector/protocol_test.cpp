@@ -3,6 +3,8 @@
 // the v4 request the script encoded; server messages encode byte for byte as the script's v4
 // frames. Bad frames are structured inspector/invalid_request errors.
 
+#include "core/inspector/protocol.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,7 +12,6 @@
 #include <string>
 
 #include "core/inspector/auth.hpp"
-#include "core/inspector/protocol.hpp"
 
 namespace rivetkit::core::inspector {
 namespace {
@@ -74,7 +75,8 @@ std::vector<Expected> expected_requests() {
         {"WorkflowHistoryRequest", request(wire::WorkflowHistoryRequest{13}), {2, 3, 4}},
         {"WorkflowReplayRequest", request(wire::WorkflowReplayRequest{14, "e1"}), {4}},
         {"DatabaseSchemaRequest", request(wire::DatabaseSchemaRequest{15}), {3, 4}},
-        {"DatabaseTableRowsRequest", request(wire::DatabaseTableRowsRequest{16, "t", 10, 20}),
+        {"DatabaseTableRowsRequest",
+         request(wire::DatabaseTableRowsRequest{16, "t", 10, 20}),
          {3, 4}},
     };
 }
@@ -142,7 +144,8 @@ TEST(InspectorProtocol, BadFramesAreStructuredErrors) {
     // v1's EventsRequest (tag 4) and ClearEventsRequest (tag 5) have no v4 meaning.
     expect_invalid(Bytes{0x01, 0x00, 0x04, 0x11}, "events");
     expect_invalid(Bytes{0x01, 0x00, 0x05, 0x11}, "events");
-    expect_invalid(Bytes{0x09, 0x00, 0x01, 0x07}, "invalid inspector protocol version for ToServer: 9");
+    expect_invalid(Bytes{0x09, 0x00, 0x01, 0x07},
+                   "invalid inspector protocol version for ToServer: 9");
     expect_invalid(Bytes{0x05, 0x00, 0x01, 0x07}, "version for ToServer: 5");
     expect_invalid(Bytes{0x04}, "");
     expect_invalid(Bytes{}, "");

@@ -2,8 +2,8 @@
 // counter test actor: refused without the actor's KV [3] token (closed 1008
 // inspector.unauthorized), Init on open, requests in v1 and v4 frames answered in v4, an
 // undecodable frame answered with Error while the socket keeps serving, PatchState answered with
-// StateUpdated and saved (pushed again once saved), and live pushes (StateUpdated from the actor's state overlay,
-// ConnectionsUpdated when a connection comes and goes).
+// StateUpdated and saved (pushed again once saved), and live pushes (StateUpdated from the actor's
+// state overlay, ConnectionsUpdated when a connection comes and goes).
 
 #include <gtest/gtest.h>
 
@@ -190,7 +190,8 @@ TEST_F(InspectorWebSocket, InitRequestsPatchAndPushes) {
     EXPECT_FALSE(queue->status.truncated);
 
     // An action through the inspector.
-    ASSERT_TRUE(sock.send_binary(client_frame(v4::ActionRequest{4, "getCount", cbor(json::array())})).ok());
+    ASSERT_TRUE(
+        sock.send_binary(client_frame(v4::ActionRequest{4, "getCount", cbor(json::array())})).ok());
     auto action = next<v4::ActionResponse>(sock);
     ASSERT_TRUE(action);
     EXPECT_EQ(action->rid, 4u);
@@ -231,10 +232,9 @@ TEST_F(InspectorWebSocket, AcceptsTheTokenAsABearerHeader) {
     auto inc = increment("insp-bearer", 2);
     const std::string token = token_of(inc.header("x-rivet-actor").value_or(""));
     ASSERT_FALSE(token.empty());
-    auto ws = TestWebSocket::connect(engine_->guard_port(),
-                                     target("/inspector/connect", "insp-bearer"), {"rivet"},
-                                     std::chrono::seconds(30),
-                                     {{"authorization", "Bearer " + token}});
+    auto ws = TestWebSocket::connect(
+        engine_->guard_port(), target("/inspector/connect", "insp-bearer"), {"rivet"},
+        std::chrono::seconds(30), {{"authorization", "Bearer " + token}});
     ASSERT_TRUE(ws.ok()) << ws.error().to_string();
     auto init = next<v4::Init>(**ws, 1);
     ASSERT_TRUE(init && init->state);
