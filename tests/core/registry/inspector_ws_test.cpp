@@ -70,6 +70,7 @@ class InspectorWebSocket : public ::testing::Test {
         ASSERT_TRUE(stack.ok()) << stack.error().to_string();
         stack_ = std::move(stack).value();
         engine_ = stack_.engine.get();
+        host_ = stack_.host.get();
     }
     void TearDown() override { stack_ = {}; }
 
@@ -117,6 +118,7 @@ class InspectorWebSocket : public ::testing::Test {
 
     LiveStack stack_;
     EngineHarness* engine_ = nullptr;
+    LiveHost* host_ = nullptr;
 };
 
 TEST_F(InspectorWebSocket, RefusesWithoutTheActorsToken) {
@@ -239,6 +241,39 @@ TEST_F(InspectorWebSocket, AcceptsTheTokenAsABearerHeader) {
     auto init = next<v4::Init>(**ws, 1);
     ASSERT_TRUE(init && init->state);
     EXPECT_EQ(from_cbor(*init->state), json({{"count", 2}}));
+}
+
+// An attached inspector does not keep the actor awake: it sleeps, the socket is closed, and the
+// attachment is released with it.
+TEST_F(InspectorWebSocket, ActorSleepsWithAnInspectorAttachedAndTheSocketCloses) {
+    const std::string key = "insp-sleep";
+    auto inc = increment(key, 3);
+    const std::string actor_id = inc.header("x-rivet-actor").value_or("");
+    const std::string token = token_of(actor_id);
+    ASSERT_FALSE(token.empty());
+    auto ws = TestWebSocket::connect(engine_->guard_port(), target("/inspector/connect", key),
+                                     {"rivet", "rivet_inspector_token." + token});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    ASSERT_TRUE(next<v4::Init>(**ws, 1));
+    auto attached = host_->call([&] {
+        auto ctx = host_->registry().actor_context(actor_id);
+        return ctx ? ctx->inspector_attach_count() : 0;
+    });
+    EXPECT_EQ(attached, 1u);
+
+    auto r = http_request(engine_->guard_port(), "POST", target("/action/goToSleep", key),
+                          R"({"args":[]})", {{"x-rivet-encoding", "json"}});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200u) << r->body;
+    ASSERT_TRUE(host_->wait_actor(actor_id, false)) << "actor never stopped";
+    for (int i = 0; i < 20; ++i) {
+        if (!(*ws)->read_bytes().ok())
+            break;
+    }
+    auto closed = (*ws)->close_frame();
+    ASSERT_TRUE(closed.has_value()) << "the inspector socket stayed open";
+    // The envoy closes a stopping actor's non-hibernatable sockets.
+    EXPECT_EQ(*closed, std::make_pair(std::uint16_t{1011}, std::string("actor.stopped")));
 }
 
 }  // namespace
