@@ -3,10 +3,11 @@
 //
 // Auth: the token from a `rivet_inspector_token.<token>` subprotocol, else an `Authorization:
 // Bearer` header, checked against KV [3]; a refused socket is accepted and closed with 1008
-// "inspector.unauthorized" (as upstream). On open the client gets Init (connections, state, rpcs,
-// queue size, workflow history). Then, on one task per socket, in arrival order: client requests
-// answered with their response (or Error{message} when one fails or a frame does not decode; the
-// socket stays open), the state overlay the actor task broadcasts while an inspector is attached
+// "inspector.unauthorized" (as upstream). On open the client gets Init (connections, the runtime's
+// current state as GET /inspector/state shows it, rpcs, queue size, workflow history). Then, on one
+// task per socket, in arrival order: client requests answered with their response (or
+// Error{"group.code: message"} when one fails or a frame does not decode, logged with actor_id;
+// the socket stays open), the state overlay the actor task broadcasts while an inspector is attached
 // (StateUpdated with unsaved state, debounced by the task), and the context's inspector signals
 // (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated).
 
@@ -21,7 +22,6 @@
 #include "core/inspector/auth.hpp"
 #include "core/inspector/protocol.hpp"
 #include "core/inspector/state.hpp"
-#include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 #include "core/registry/websocket_support.hpp"
