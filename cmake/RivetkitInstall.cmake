@@ -19,6 +19,7 @@ set(rivetkit_install_targets
     rivetkit_proto_envoy proto_envoy
     rivetkit_proto_client proto_client
     rivetkit_proto_persist proto_persist
+    rivetkit_proto_inspector proto_inspector
     rivetkit_asio asio
     rivetkit_beast beast
     rivetkit_runtime runtime

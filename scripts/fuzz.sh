@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer runs of the BARE decoders: builds fuzz/ with clang in build/fuzz, seeds each
-# target from the checked-in known-answer vectors, runs each for RIVETKIT_FUZZ_SECONDS (default 20,
-# about a minute for all three) and fails on the first crash, leak, timeout or sanitizer report.
+# target from the checked-in known-answer vectors, runs each for RIVETKIT_FUZZ_SECONDS (default 20
+# each) and fails on the first crash, leak, timeout or sanitizer report.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
@@ -9,7 +9,7 @@ cd "$RIVETKIT_ROOT"
 
 dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
-targets=(envoy client persist client_encoding)
+targets=(envoy client persist client_encoding inspector)
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++-14 -DRIVETKIT_FUZZ=ON \
@@ -39,6 +39,13 @@ const files = { envoy: "envoy_v8.json", client: "client.json", persist: "persist
     };
     for (const [name, [selector, bytes]] of Object.entries(seeds))
         fs.writeFileSync(path.join(dir, name), Buffer.concat([Buffer.from([selector]), bytes]));
+}
+// inspector.json frames already carry their version prefix.
+{
+    const doc = JSON.parse(fs.readFileSync("tests/bare/vectors/inspector.json", "utf8"));
+    const dir = path.join(out, "inspector");
+    fs.mkdirSync(dir, { recursive: true });
+    for (const v of doc.vectors) fs.writeFileSync(path.join(dir, v.name), Buffer.from(v.hex, "hex"));
 }
 for (const [target, file] of Object.entries(files)) {
     const doc = JSON.parse(fs.readFileSync(path.join("tests/bare/vectors", file), "utf8"));

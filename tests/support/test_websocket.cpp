@@ -38,10 +38,9 @@ TestWebSocket::~TestWebSocket() {
     close();
 }
 
-Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port,
-                                                              std::string target,
-                                                              std::vector<std::string> subprotocols,
-                                                              std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(
+    std::uint16_t port, std::string target, std::vector<std::string> subprotocols,
+    std::chrono::milliseconds timeout, std::vector<std::pair<std::string, std::string>> headers) {
     auto impl = std::make_unique<Impl>();
     impl->timeout = timeout;
     auto& t = *impl;
@@ -55,10 +54,13 @@ Result<std::unique_ptr<TestWebSocket>> TestWebSocket::connect(std::uint16_t port
     std::string protocols;
     for (const auto& p : subprotocols)
         protocols += (protocols.empty() ? "" : ", ") + p;
-    t.ws.set_option(websocket::stream_base::decorator([protocols](websocket::request_type& req) {
-        if (!protocols.empty())
-            req.set(beast::http::field::sec_websocket_protocol, protocols);
-    }));
+    t.ws.set_option(
+        websocket::stream_base::decorator([protocols, headers](websocket::request_type& req) {
+            if (!protocols.empty())
+                req.set(beast::http::field::sec_websocket_protocol, protocols);
+            for (const auto& [name, value] : headers)
+                req.set(name, value);
+        }));
     t.arm();
     t.ws.async_handshake("127.0.0.1:" + std::to_string(port), target,
                          [&t](beast::error_code e) { t.ec = e; });
@@ -83,6 +85,37 @@ Result<std::string> TestWebSocket::read_text() {
     if (auto s = t.finish("read"); !s.ok())
         return s.error();
     return beast::buffers_to_string(buffer.cdata());
+}
+
+Status TestWebSocket::send_binary(const Bytes& data) {
+    auto& t = *impl_;
+    t.ws.binary(true);
+    t.arm();
+    t.ws.async_write(asio::buffer(data), [&t](beast::error_code e, std::size_t) { t.ec = e; });
+    Status sent = t.finish("send");
+    t.ws.text(true);
+    return sent;
+}
+
+Result<Bytes> TestWebSocket::read_bytes() {
+    auto& t = *impl_;
+    beast::flat_buffer buffer;
+    t.arm();
+    t.ws.async_read(buffer, [&t](beast::error_code e, std::size_t) { t.ec = e; });
+    if (auto s = t.finish("read"); !s.ok())
+        return s.error();
+    const auto* data = static_cast<const std::uint8_t*>(buffer.cdata().data());
+    return Bytes(data, data + buffer.size());
+}
+
+std::optional<std::pair<std::uint16_t, std::string>> TestWebSocket::close_frame() const {
+    // Kept once the frame arrived, even when the peer then reset the connection before beast's
+    // close reply went out (the engine's gateway does).
+    const auto& reason = impl_->ws.reason();
+    if (reason.code == websocket::close_code::none)
+        return std::nullopt;
+    return std::make_pair(static_cast<std::uint16_t>(reason.code),
+                          std::string(reason.reason.data(), reason.reason.size()));
 }
 
 void TestWebSocket::close() {

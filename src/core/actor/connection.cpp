@@ -206,6 +206,7 @@ void ActorContext::add_conn(ConnHandle conn) const {
     std::string id = conn.id();
     p_->conns.insert_or_assign(std::move(id), std::move(conn));
     metrics_of(*this).set_connections_active(p_->conns.size());
+    record_inspector_signal(InspectorSignal::ConnectionsUpdated);
     signal_activity();
 }
 
@@ -216,6 +217,7 @@ std::optional<ConnHandle> ActorContext::remove_conn(std::string_view id) const {
     ConnHandle removed = std::move(it->second);
     p_->conns.erase(it);
     metrics_of(*this).set_connections_active(p_->conns.size());
+    record_inspector_signal(InspectorSignal::ConnectionsUpdated);
     signal_activity();
     return removed;
 }

@@ -47,6 +47,15 @@ using Instant = rt::Clock::time_point;
 
 inline constexpr std::size_t kInspectorOverlayCapacity = 32;
 
+// What an attached inspector is told changed (upstream's InspectorSignal): state after a save of
+// [1], the connection set, the queue's contents, workflow history.
+enum class InspectorSignal : std::uint8_t {
+    StateUpdated,
+    ConnectionsUpdated,
+    QueueUpdated,
+    WorkflowHistoryUpdated,
+};
+
 // Counters a region can hold open (see can_sleep and can_finalize_shutdown).
 enum class RegionKind : std::uint8_t {
     KeepAwake,
@@ -140,6 +149,7 @@ struct ActorContextInner {
     bool inspector_configured = false;
     std::size_t inspector_attached = 0;
     std::vector<rt::Sender<Bytes>> overlay_subscribers;
+    std::vector<rt::Sender<InspectorSignal>> signal_subscribers;
 
     // Rate-limited warnings (diagnostics.cpp).
     ActorWarningWindows warning_windows;
@@ -411,6 +421,9 @@ class ActorContext {
     // loses the oldest (upstream's broadcast channel of 32).
     std::optional<rt::Receiver<Bytes>> subscribe_inspector() const;
     void broadcast_inspector_overlay(const std::vector<StateDelta>& deltas) const;
+    // Every signal recorded while the receiver lives (an inspector socket's session).
+    rt::Receiver<InspectorSignal> subscribe_inspector_signals() const;
+    void record_inspector_signal(InspectorSignal signal) const;
 
   private:
     template <typename T>

@@ -62,6 +62,23 @@ void ActorContext::broadcast_inspector_overlay(const std::vector<StateDelta>& de
                                                {"lagged_dropped", lagged}});
 }
 
+rt::Receiver<InspectorSignal> ActorContext::subscribe_inspector_signals() const {
+    auto [tx, rx] = rt::unbounded_channel<InspectorSignal>();
+    p_->signal_subscribers.push_back(std::move(tx));
+    return std::move(rx);
+}
+
+void ActorContext::record_inspector_signal(InspectorSignal signal) const {
+    auto& subs = p_->signal_subscribers;
+    if (subs.empty())
+        return;
+    subs.erase(std::remove_if(subs.begin(), subs.end(),
+                              [signal](const rt::Sender<InspectorSignal>& tx) {
+                                  return !tx.send(signal);
+                              }),
+               subs.end());
+}
+
 // serde's externally tagged enum layout, with Vec<u8> as an array of integers (not a byte string).
 Bytes encode_state_deltas_cbor(const std::vector<StateDelta>& deltas) {
     using Json = nlohmann::ordered_json;

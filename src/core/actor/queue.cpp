@@ -144,6 +144,7 @@ Bytes metadata_bytes(const QueueState& q) {
 
 void record_depth(const ActorContext& ctx, QueueState& q) {
     metrics_of(ctx).set_queue_depth(static_cast<std::uint32_t>(q.messages.size()));
+    ctx.record_inspector_signal(InspectorSignal::QueueUpdated);
 }
 
 Task<Status> ensure_loaded(ActorContext ctx) {

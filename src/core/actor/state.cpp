@@ -145,6 +145,7 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
     if (!put.ok())
         co_return put;
     metrics_of(self).state_saved();
+    self.record_inspector_signal(InspectorSignal::StateUpdated);
     if (s.state_revision == revision)
         s.dirty = false;
     s.last_save_at = s.clock->now();
@@ -324,6 +325,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
         s.persisted.state = std::move(*prepared.actor_state);
         if (s.state_revision == state_revision)
             s.dirty = false;
+        self.record_inspector_signal(InspectorSignal::StateUpdated);
     }
     s.last_save_at = s.clock->now();
     finish_save_request(s, revision);

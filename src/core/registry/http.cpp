@@ -8,7 +8,7 @@
 
 #include "base/log.hpp"
 #include "core/actor/metrics.hpp"
-#include "core/actor/keys.hpp"
+#include "core/inspector/auth.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -319,19 +319,12 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_queue(std::shared_ptr<I
 asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector(
     std::shared_ptr<Instance> instance, HttpRequest request, Route route) {
     auto self = shared_from_this();
-    const ActorSpecifier actor = instance->specifier();
-    const Error unauthorized("inspector", "unauthorized",
-                             "Inspector request requires a valid bearer token");
     auto token = bearer_token(header(request, "authorization").value_or(""));
-    auto stored = co_await instance->ctx.kv().get(keys::to_bytes(keys::kInspectorToken));
-    if (!token || !stored.ok() || !stored.value() ||
-        std::string_view(reinterpret_cast<const char*>(stored.value()->data()),
-                         stored.value()->size()) != *token) {
-        envoy::HttpResponse r = text_response(
+    Status authorized = co_await inspector::verify_token(instance->ctx, std::move(token));
+    if (!authorized.ok()) {
+        co_return text_response(
             401, "application/json",
             R"({"group":"inspector","code":"unauthorized","message":"Inspector request requires a valid bearer token","metadata":null})");
-        (void)unauthorized;
-        co_return r;
     }
     co_return co_await serve_inspector_authorized(instance, std::move(request), route);
 }

@@ -6,6 +6,7 @@
 
 #include "core/actor/metrics.hpp"
 #include "core/actor/queue.hpp"
+#include "core/inspector/state.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -65,22 +66,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
     std::shared_ptr<Instance> instance, HttpRequest request, Route route) {
     const ActorContext& ctx = instance->ctx;
     if (request.method == "GET" && route.segment == "state") {
-        // The runtime holds the live state; ask it (as the inspector overlay does) and fall back
-        // to the last saved bytes when it has nothing newer.
-        Bytes state = ctx.state();
-        auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
-        if (ctx.try_send_actor_event(event::SerializeState{SerializeStateReason::Inspector,
-                                                           std::move(reply)},
-                                     "inspector_state")
-                .ok()) {
-            auto got = co_await rx.recv();
-            if (got && got->ok()) {
-                for (auto& delta : got->value()) {
-                    if (delta.kind == StateDelta::Kind::ActorState)
-                        state = std::move(delta.bytes);
-                }
-            }
-        }
+        Bytes state = co_await inspector::current_state(ctx);
         co_return json_response(
             200, fmt::format(R"({{"state":{},"isStateEnabled":true}})", cbor_json_or_null(state)));
     }

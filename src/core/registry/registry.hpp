@@ -3,7 +3,7 @@
 // one ActorTask per started actor generation, and serves what the gateway tunnels to an actor:
 // the framework HTTP routes (/action, /queue, /health, /metadata, /, /metrics, /inspector) with
 // the client protocol's json/cbor/bare encodings, raw /request passthrough, the actor-connect
-// WebSocket (/connect) and raw /websocket passthrough.
+// WebSocket (/connect), the inspector WebSocket (/inspector/connect) and raw /websocket passthrough.
 //
 //   auto registry = std::make_shared<CoreRegistry>(io.get_executor(), clock);
 //   registry->register_actor("counter", counter_factory);
@@ -125,6 +125,10 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
         std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
         envoy::WebSocketSender sender);
     Task<Result<std::shared_ptr<envoy::WebSocketListener>>> open_raw_websocket(
+        std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
+        envoy::WebSocketSender sender);
+    // inspector_ws.cpp
+    Task<Result<std::shared_ptr<envoy::WebSocketListener>>> open_inspector_websocket(
         std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
         envoy::WebSocketSender sender);
 

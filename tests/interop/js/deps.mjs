@@ -24,8 +24,9 @@ function pickTarget(entry) {
     return undefined;
 }
 
-// importPackage("rivetkit", "./client") → the module rivetkit exports as "rivetkit/client".
-export async function importPackage(name, subpath = ".") {
+// packageUrl("rivetkit", "./client") → the file URL of the module rivetkit exports as
+// "rivetkit/client".
+export function packageUrl(name, subpath = ".") {
     const dir = path.join(nodeModules, name);
     const manifestPath = path.join(dir, "package.json");
     if (!fs.existsSync(manifestPath)) {
@@ -43,5 +44,10 @@ export async function importPackage(name, subpath = ".") {
         target = manifest.module ?? manifest.main ?? "index.js";
     }
     if (target === undefined) throw new Error(`${name} does not export ${subpath}`);
-    return import(pathToFileURL(path.join(dir, target)).href);
+    return pathToFileURL(path.join(dir, target)).href;
+}
+
+// importPackage("rivetkit", "./client") → the module rivetkit exports as "rivetkit/client".
+export async function importPackage(name, subpath = ".") {
+    return import(packageUrl(name, subpath));
 }

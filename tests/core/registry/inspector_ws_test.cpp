@@ -1,0 +1,280 @@
+// The inspector WebSocket (/inspector/connect) through the real engine's gateway, against the
+// counter test actor: refused without the actor's KV [3] token (closed 1008
+// inspector.unauthorized), Init on open, requests in v1 and v4 frames answered in v4, an
+// undecodable frame answered with Error while the socket keeps serving, PatchState answered with
+// StateUpdated and saved (pushed again once saved), and live pushes (StateUpdated from the actor's
+// state overlay, ConnectionsUpdated when a connection comes and goes).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bare/codec.hpp"
+#include "base/base64.hpp"
+#include "counter_actor.hpp"
+#include "engine_harness.hpp"
+#include "live_host.hpp"
+#include "live_stack.hpp"
+#include "proto/inspector_v1.hpp"
+#include "proto/inspector_v4.hpp"
+#include "test_websocket.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+using nlohmann::json;
+namespace v4 = proto::inspector_v4;
+
+std::string target(const std::string& path, const std::string& key) {
+    return "/gateway/counter" + path +
+           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=" + key +
+           "&rvt-crash-policy=sleep";
+}
+
+Bytes cbor(const json& value) {
+    return json::to_cbor(value);
+}
+
+json from_cbor(const Bytes& bytes) {
+    return json::from_cbor(bytes, true, false);
+}
+
+template <typename T>
+Bytes client_frame(T request) {
+    v4::ToServer message;
+    message.body.value = std::move(request);
+    return bare::encode_versioned(4, message);
+}
+
+Result<v4::ToClientBody> decode_server_frame(const Bytes& frame) {
+    auto view = bare::split_versioned(frame);
+    if (!view.ok())
+        return view.error();
+    if (view->version != 4)
+        return Error("test", "version", "server frame version " + std::to_string(view->version));
+    auto message = bare::decode_from_bytes<v4::ToClient>(view->body);
+    if (!message.ok())
+        return message.error();
+    return std::move(message->body);
+}
+
+class InspectorWebSocket : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        core::ActorConfig config;
+        config.has_state = true;
+        config.actions = {{"increment"}, {"getCount"}};
+        auto stack = LiveStack::start([config](core::registry::CoreRegistry& r) {
+            r.register_actor("counter", counter_factory(config));
+        });
+        ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+        stack_ = std::move(stack).value();
+        engine_ = stack_.engine.get();
+        host_ = stack_.host.get();
+    }
+    void TearDown() override { stack_ = {}; }
+
+    HttpResult increment(const std::string& key, int amount) {
+        auto r = http_request(engine_->guard_port(), "POST", target("/action/increment", key),
+                              "{\"args\":[" + std::to_string(amount) + "]}",
+                              {{"x-rivet-encoding", "json"}});
+        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+        return r.ok() ? std::move(r).value() : HttpResult{};
+    }
+
+    // The token the actor stored under KV [3], read through the engine API.
+    std::string token_of(const std::string& actor_id) {
+        auto r = engine_->api("GET", "/actors/" + actor_id + "/kv/keys/Aw%3D%3D?namespace=default");
+        EXPECT_TRUE(r.ok());
+        if (!r.ok())
+            return {};
+        auto body = json::parse(r->body, nullptr, false);
+        auto raw = base64::decode(body.value("value", std::string{}));
+        EXPECT_TRUE(raw.has_value()) << r->body;
+        return raw ? std::string(raw->begin(), raw->end()) : std::string{};
+    }
+
+    // Reads frames until one of type T arrives (pushes of other kinds are skipped).
+    template <typename T>
+    std::optional<T> next(TestWebSocket& ws, int max_frames = 20) {
+        for (int i = 0; i < max_frames; ++i) {
+            auto frame = ws.read_bytes();
+            if (!frame.ok()) {
+                ADD_FAILURE() << frame.error().to_string() << engine_->log_tail();
+                return std::nullopt;
+            }
+            auto body = decode_server_frame(*frame);
+            if (!body.ok()) {
+                ADD_FAILURE() << body.error().to_string();
+                return std::nullopt;
+            }
+            if (auto* hit = body->get_if<T>())
+                return std::move(*hit);
+        }
+        ADD_FAILURE() << "no " << v4::bare_type_name(static_cast<const T*>(nullptr)) << " within "
+                      << max_frames << " frames";
+        return std::nullopt;
+    }
+
+    LiveStack stack_;
+    EngineHarness* engine_ = nullptr;
+    LiveHost* host_ = nullptr;
+};
+
+TEST_F(InspectorWebSocket, RefusesWithoutTheActorsToken) {
+    auto inc = increment("insp-auth", 1);
+    const std::string actor_id = inc.header("x-rivet-actor").value_or("");
+    ASSERT_FALSE(actor_id.empty());
+    for (std::vector<std::string> protocols :
+         {std::vector<std::string>{"rivet"},
+          std::vector<std::string>{"rivet", "rivet_inspector_token.wrong"},
+          std::vector<std::string>{"rivet", "rivet_inspector_token."}}) {
+        auto ws = TestWebSocket::connect(engine_->guard_port(),
+                                         target("/inspector/connect", "insp-auth"), protocols);
+        ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+        auto frame = (*ws)->read_bytes();
+        ASSERT_FALSE(frame.ok()) << "a refused inspector socket sent a frame";
+        auto closed = (*ws)->close_frame();
+        ASSERT_TRUE(closed.has_value()) << frame.error().to_string() << engine_->log_tail();
+        EXPECT_EQ(closed->first, 1008);
+        EXPECT_EQ(closed->second, "inspector.unauthorized");
+    }
+}
+
+TEST_F(InspectorWebSocket, InitRequestsPatchAndPushes) {
+    const std::string key = "insp-main";
+    auto inc = increment(key, 5);
+    ASSERT_EQ(inc.status, 200u) << inc.body;
+    const std::string actor_id = inc.header("x-rivet-actor").value_or("");
+    const std::string token = token_of(actor_id);
+    ASSERT_FALSE(token.empty());
+
+    auto ws = TestWebSocket::connect(engine_->guard_port(), target("/inspector/connect", key),
+                                     {"rivet", "rivet_inspector_token." + token});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto& sock = **ws;
+
+    auto init = next<v4::Init>(sock, 1);
+    ASSERT_TRUE(init);
+    ASSERT_TRUE(init->state.has_value());
+    EXPECT_EQ(from_cbor(*init->state), json({{"count", 5}}));
+    EXPECT_TRUE(init->is_state_enabled);
+    EXPECT_EQ(init->rpcs, (std::vector<std::string>{"increment", "getCount"}));
+    EXPECT_FALSE(init->is_database_enabled);
+    EXPECT_EQ(init->queue_size, 0u);
+    EXPECT_TRUE(init->connections.empty());
+
+    // v4 StateRequest, then v1's RpcsListRequest (tag 6 there, 4 in v4): both answered in v4.
+    ASSERT_TRUE(sock.send_binary(client_frame(v4::StateRequest{1})).ok());
+    auto state = next<v4::StateResponse>(sock);
+    ASSERT_TRUE(state);
+    EXPECT_EQ(state->rid, 1u);
+    ASSERT_TRUE(state->state.has_value());
+    EXPECT_EQ(from_cbor(*state->state), json({{"count", 5}}));
+    proto::inspector_v1::ToServer old;
+    old.body.value = proto::inspector_v1::RpcsListRequest{2};
+    ASSERT_TRUE(sock.send_binary(bare::encode_versioned(1, old)).ok());
+    auto rpcs = next<v4::RpcsListResponse>(sock);
+    ASSERT_TRUE(rpcs);
+    EXPECT_EQ(rpcs->rid, 2u);
+    EXPECT_EQ(rpcs->rpcs, (std::vector<std::string>{"increment", "getCount"}));
+
+    // Undecodable input: an Error frame, and the socket keeps serving.
+    ASSERT_TRUE(sock.send_binary(Bytes{0x04, 0x00, 0x7f}).ok());
+    auto error = next<v4::Error>(sock);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->message.rfind("inspector.invalid_request: ", 0), 0u) << error->message;
+    ASSERT_TRUE(sock.send_binary(client_frame(v4::QueueRequest{3, 10})).ok());
+    auto queue = next<v4::QueueResponse>(sock);
+    ASSERT_TRUE(queue);
+    EXPECT_EQ(queue->rid, 3u);
+    EXPECT_EQ(queue->status.size, 0u);
+    EXPECT_FALSE(queue->status.truncated);
+
+    // An action through the inspector.
+    ASSERT_TRUE(
+        sock.send_binary(client_frame(v4::ActionRequest{4, "getCount", cbor(json::array())})).ok());
+    auto action = next<v4::ActionResponse>(sock);
+    ASSERT_TRUE(action);
+    EXPECT_EQ(action->rid, 4u);
+    EXPECT_EQ(from_cbor(action->output), json(5));
+
+    // PatchState: answered with StateUpdated, then saved to [1] (as upstream's save_state), which
+    // pushes StateUpdated with the saved state. The running actor is not told (its own count
+    // stays 5, see the action below).
+    ASSERT_TRUE(sock.send_binary(client_frame(v4::PatchStateRequest{cbor({{"count", 42}})})).ok());
+    auto patched = next<v4::StateUpdated>(sock);
+    ASSERT_TRUE(patched);
+    EXPECT_EQ(from_cbor(patched->state), json({{"count", 42}}));
+    bool saved_pushed = false;
+    for (int i = 0; i < 5 && !saved_pushed; ++i) {
+        auto pushed = next<v4::StateUpdated>(sock);
+        ASSERT_TRUE(pushed);
+        saved_pushed = from_cbor(pushed->state) == json({{"count", 42}});
+    }
+    EXPECT_TRUE(saved_pushed);
+
+    // The actor changes its own state (an HTTP action): the inspector is told the connection
+    // came and went, and gets the new state pushed without asking.
+    auto again = increment(key, 1);
+    ASSERT_EQ(again.status, 200u) << again.body;
+    auto conns = next<v4::ConnectionsUpdated>(sock);
+    ASSERT_TRUE(conns);
+    bool saw_new_state = false;
+    for (int i = 0; i < 10 && !saw_new_state; ++i) {
+        auto pushed = next<v4::StateUpdated>(sock);
+        ASSERT_TRUE(pushed);
+        saw_new_state = from_cbor(pushed->state) == json({{"count", 6}});
+    }
+    EXPECT_TRUE(saw_new_state);
+    sock.close();
+}
+
+TEST_F(InspectorWebSocket, AcceptsTheTokenAsABearerHeader) {
+    auto inc = increment("insp-bearer", 2);
+    const std::string token = token_of(inc.header("x-rivet-actor").value_or(""));
+    ASSERT_FALSE(token.empty());
+    auto ws = TestWebSocket::connect(
+        engine_->guard_port(), target("/inspector/connect", "insp-bearer"), {"rivet"},
+        std::chrono::seconds(30), {{"authorization", "Bearer " + token}});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = next<v4::Init>(**ws, 1);
+    ASSERT_TRUE(init && init->state);
+    EXPECT_EQ(from_cbor(*init->state), json({{"count", 2}}));
+}
+
+// An attached inspector does not keep the actor awake: it sleeps, the socket is closed, and the
+// attachment is released with it.
+TEST_F(InspectorWebSocket, ActorSleepsWithAnInspectorAttachedAndTheSocketCloses) {
+    const std::string key = "insp-sleep";
+    auto inc = increment(key, 3);
+    const std::string actor_id = inc.header("x-rivet-actor").value_or("");
+    const std::string token = token_of(actor_id);
+    ASSERT_FALSE(token.empty());
+    auto ws = TestWebSocket::connect(engine_->guard_port(), target("/inspector/connect", key),
+                                     {"rivet", "rivet_inspector_token." + token});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    ASSERT_TRUE(next<v4::Init>(**ws, 1));
+    auto attached = host_->call([&] {
+        auto ctx = host_->registry().actor_context(actor_id);
+        return ctx ? ctx->inspector_attach_count() : 0;
+    });
+    EXPECT_EQ(attached, 1u);
+
+    auto r = http_request(engine_->guard_port(), "POST", target("/action/goToSleep", key),
+                          R"({"args":[]})", {{"x-rivet-encoding", "json"}});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200u) << r->body;
+    ASSERT_TRUE(host_->wait_actor(actor_id, false)) << "actor never stopped";
+    for (int i = 0; i < 20; ++i) {
+        if (!(*ws)->read_bytes().ok())
+            break;
+    }
+    auto closed = (*ws)->close_frame();
+    ASSERT_TRUE(closed.has_value()) << "the inspector socket stayed open";
+    // The envoy closes a stopping actor's non-hibernatable sockets.
+    EXPECT_EQ(*closed, std::make_pair(std::uint16_t{1011}, std::string("actor.stopped")));
+}
+
+}  // namespace
+}  // namespace rivetkit::testing

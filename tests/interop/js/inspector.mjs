@@ -1,0 +1,225 @@
+// The inspector WebSocket (/inspector/connect) of a host serving the "counter" actor, driven with
+// the official TypeScript inspector codecs of rivetkit 2.3.19 through the engine's gateway:
+// client frames are encoded by src/common/bare/generated/inspector/v4.ts (transpiled, behind the
+// u16 little-endian version 4), server frames are decoded exactly as the inspector UI decodes
+// them (dist/browser/inspector/client.js: TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion,
+// which upgrades them to its current version). Same conventions as client.mjs (README.md): one
+// JSON line of observations on stdout, exit 0; {"ok":false,...} and exit 1 on a failure. The C++
+// test (tests/interop/inspector_test.cpp) asserts on the values.
+//
+//   node inspector.mjs inspector-ws [--key K] [--timeout SECONDS]
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+import { importPackage, nodeModules, packageUrl } from "./deps.mjs";
+import { endpoint, engineApi, namespace, note, poolName, runMain } from "./helpers.mjs";
+
+const SCENARIOS = { "inspector-ws": inspectorWs };
+
+const { decode: cborDecode, encode: cborEncode } = await importPackage("cbor-x");
+const WebSocket = (await importPackage("ws")).default;
+const versioned = await import(
+    pathToFileURL(path.join(nodeModules, "rivetkit/dist/browser/inspector/client.js")).href
+);
+const v4 = await loadGeneratedCodec("inspector/v4");
+
+// rivetkit ships the per-version codecs as .ts only: transpile one into a scratch directory, with
+// its @rivetkit/bare-ts import pointed at the installed package.
+async function loadGeneratedCodec(rel) {
+    const ts = (await import(pathToFileURL(path.join(nodeModules, "typescript/lib/typescript.js")).href))
+        .default;
+    const src = fs.readFileSync(
+        path.join(nodeModules, "rivetkit/src/common/bare/generated", rel + ".ts"),
+        "utf8",
+    );
+    const js = ts
+        .transpileModule(src, {
+            compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+        })
+        .outputText.replaceAll('"@rivetkit/bare-ts"', JSON.stringify(packageUrl("@rivetkit/bare-ts")));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rivetkit-inspector-"));
+    const file = path.join(dir, "codec.mjs");
+    fs.writeFileSync(file, js);
+    try {
+        return await import(pathToFileURL(file).href);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+function clientFrame(tag, val) {
+    const body = v4.encodeToServer({ body: { tag, val } });
+    const out = new Uint8Array(2 + body.length);
+    new DataView(out.buffer).setUint16(0, 4, true);
+    out.set(body, 2);
+    return out;
+}
+
+const cbor = (value) => {
+    const b = cborEncode(value);
+    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+};
+const fromCbor = (buf) => (buf == null ? null : cborDecode(new Uint8Array(buf)));
+const num = (x) => (typeof x === "bigint" ? Number(x) : x);
+
+function inspectorUrl(key) {
+    const query = new URLSearchParams({
+        "rvt-namespace": namespace,
+        "rvt-method": "getOrCreate",
+        "rvt-runner": poolName,
+        "rvt-key": key,
+        "rvt-crash-policy": "sleep",
+    });
+    return `${endpoint.replace(/^http/, "ws")}/gateway/counter/inspector/connect?${query}`;
+}
+
+// One inspector socket: decoded server frames queue up until a test step asks for a tag.
+class InspectorSocket {
+    constructor(url, protocols, headers = {}) {
+        this.messages = [];
+        this.waiters = [];
+        this.skipped = [];
+        this.ws = new WebSocket(url, protocols, { headers });
+        this.ws.binaryType = "arraybuffer";
+        this.closed = new Promise((resolve) => {
+            this.ws.on("close", (code, reason) => {
+                resolve({ code, reason: reason.toString() });
+                this.#wake();
+            });
+        });
+        this.ws.on("message", (data) => {
+            const bytes = new Uint8Array(data);
+            this.messages.push(versioned.TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion(bytes).body);
+            this.#wake();
+        });
+        this.ws.on("error", (e) => note(`inspector socket error: ${e.message}`));
+    }
+    #wake() {
+        for (const w of this.waiters.splice(0)) w();
+    }
+    send(tag, val) {
+        this.ws.send(clientFrame(tag, val));
+    }
+    sendRaw(bytes) {
+        this.ws.send(bytes);
+    }
+    // The next message with `tag`; others are recorded as skipped.
+    async next(tag, boundMs = 15_000) {
+        const deadline = Date.now() + boundMs;
+        for (;;) {
+            while (this.messages.length > 0) {
+                const m = this.messages.shift();
+                if (m.tag === tag) return m.val;
+                this.skipped.push(m.tag);
+            }
+            if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`socket closed waiting for ${tag}`);
+            const left = deadline - Date.now();
+            if (left <= 0) throw new Error(`no ${tag} within ${boundMs} ms (skipped ${this.skipped})`);
+            await new Promise((resolve) => {
+                const timer = setTimeout(resolve, left);
+                this.waiters.push(() => {
+                    clearTimeout(timer);
+                    resolve();
+                });
+            });
+        }
+    }
+    close() {
+        this.ws.close();
+    }
+}
+
+async function inspectorToken(actorId) {
+    const kv = await engineApi("GET", `/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}`);
+    return Buffer.from(kv.body?.value ?? "", "base64").toString("utf8");
+}
+
+async function inspectorWs({ client, key }) {
+    const h = client.counter.getOrCreate([key]);
+    await h.increment(5);
+    const actorId = await h.resolve();
+    const token = await inspectorToken(actorId);
+
+    const refused = new InspectorSocket(inspectorUrl(key), ["rivet", "rivet_inspector_token.wrong"]);
+    const denied = await refused.closed;
+    note(`refused: ${JSON.stringify(denied)}`);
+
+    const s = new InspectorSocket(inspectorUrl(key), ["rivet", `rivet_inspector_token.${token}`]);
+    const init = await s.next("Init");
+
+    s.send("StateRequest", { id: 1n });
+    const state = await s.next("StateResponse");
+    s.send("RpcsListRequest", { id: 2n });
+    const rpcs = await s.next("RpcsListResponse");
+    s.send("ConnectionsRequest", { id: 3n });
+    const conns = await s.next("ConnectionsResponse");
+    s.send("QueueRequest", { id: 4n, limit: 10n });
+    const queue = await s.next("QueueResponse");
+    s.send("TraceQueryRequest", { id: 5n, startMs: 0n, endMs: 1n, limit: 1n });
+    const trace = await s.next("TraceQueryResponse");
+
+    s.sendRaw(new Uint8Array([4, 0, 0x7f]));
+    const badFrame = await s.next("Error");
+    s.send("StateRequest", { id: 6n });
+    const afterBad = await s.next("StateResponse");
+
+    // The answer, then the push once the patch is saved to [1].
+    s.send("PatchStateRequest", { state: cbor({ count: 42 }) });
+    const patched = await s.next("StateUpdated");
+    let savedPush = null;
+    for (let i = 0; i < 5 && savedPush?.count !== 42; i++) {
+        savedPush = fromCbor((await s.next("StateUpdated")).state);
+    }
+
+    // An action through the inspector (a transient connection): the reply, then pushes.
+    s.send("ActionRequest", { id: 8n, name: "increment", args: cbor([1]) });
+    const action = await s.next("ActionResponse");
+    const connectionsPushed = await s.next("ConnectionsUpdated");
+    let pushedState = null;
+    for (let i = 0; i < 10; i++) {
+        const update = fromCbor((await s.next("StateUpdated")).state);
+        if (update?.count === 6) {
+            pushedState = update;
+            break;
+        }
+    }
+    s.close();
+    await s.closed;
+
+    return {
+        denied,
+        init: {
+            state: fromCbor(init.state),
+            isStateEnabled: init.isStateEnabled,
+            rpcs: init.rpcs,
+            connections: init.connections.length,
+            queueSize: num(init.queueSize),
+            isDatabaseEnabled: init.isDatabaseEnabled,
+            isWorkflowEnabled: init.isWorkflowEnabled,
+            // Filled by the client's v4→v6 upgrade of our frame.
+            tabConfig: init.tabConfig ?? null,
+            schedules: init.schedules ?? null,
+        },
+        state: { rid: num(state.rid), state: fromCbor(state.state), isStateEnabled: state.isStateEnabled },
+        rpcs: { rid: num(rpcs.rid), rpcs: rpcs.rpcs },
+        connections: { rid: num(conns.rid), count: conns.connections.length },
+        queue: {
+            rid: num(queue.rid),
+            size: num(queue.status.size),
+            maxSize: num(queue.status.maxSize),
+            truncated: queue.status.truncated,
+        },
+        trace: { rid: num(trace.rid), payloadBytes: trace.payload.byteLength },
+        badFrame: badFrame.message,
+        afterBad: { rid: num(afterBad.rid), state: fromCbor(afterBad.state) },
+        patched: fromCbor(patched.state),
+        savedPush,
+        action: { rid: num(action.rid), output: fromCbor(action.output) },
+        connectionsPushed: connectionsPushed.connections.length,
+        pushedState,
+    };
+}
+
+await runMain(SCENARIOS, { keyPrefix: "inspector" });
