@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/actor/sqlite_database.hpp"
+#include "core/actor/sqlite_envoy_store.hpp"
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 
@@ -82,6 +84,49 @@ std::optional<Result<std::optional<std::uint64_t>>> commit(LiveEnvoy& envoy, std
         });
 }
 
+namespace sql = rivetkit::core::sqlite;
+
+std::shared_ptr<sql::Database> open_db(LiveEnvoy& envoy, const std::string& actor,
+                                       std::uint32_t generation) {
+    EnvoyHandle h = envoy.handle();
+    auto opened = envoy.run(
+        [h, actor, generation]() -> asio::awaitable<Result<std::shared_ptr<sql::Database>>> {
+            asio::any_io_executor io = co_await asio::this_coro::executor;
+            auto store = std::make_shared<sql::EnvoyPageStore>(h, io, actor, generation);
+            co_return co_await sql::Database::open(actor, store);
+        });
+    EXPECT_TRUE(opened && opened->ok()) << (opened ? opened->error().to_string() : "no reply");
+    return opened && opened->ok() ? opened->value() : nullptr;
+}
+
+rivetkit::Status exec(LiveEnvoy& envoy, std::shared_ptr<sql::Database> db, std::string text) {
+    auto r = envoy.run([db, text]() -> asio::awaitable<rivetkit::Status> {
+        co_return co_await db->exec(text);
+    });
+    return r ? *r : rivetkit::Status(rivetkit::Error("test", "timeout", "no reply"));
+}
+
+std::vector<std::string> names(LiveEnvoy& envoy, std::shared_ptr<sql::Database> db) {
+    auto r = envoy.run([db]() -> asio::awaitable<Result<sql::QueryResult>> {
+        std::string text = "SELECT name FROM people ORDER BY id";
+        co_return co_await db->query(text);
+    });
+    EXPECT_TRUE(r && r->ok()) << (r ? r->error().to_string() : "no reply");
+    std::vector<std::string> out;
+    if (r && r->ok()) {
+        for (auto& row : (*r)->rows)
+            out.push_back(std::get<std::string>(row.at(0)));
+    }
+    return out;
+}
+
+void close_db(LiveEnvoy& envoy, std::shared_ptr<sql::Database> db) {
+    envoy.run([db]() -> asio::awaitable<bool> {
+        co_await db->close();
+        co_return true;
+    });
+}
+
 }  // namespace
 
 TEST(SqliteEngine, FreshDatabaseHasNoPagesAndCommitsRoundTrip) {
@@ -149,4 +194,72 @@ TEST(SqliteEngine, FreshDatabaseHasNoPagesAndCommitsRoundTrip) {
     auto unchanged = get_pages(envoy, started.actor, {1}, SqliteFence{started.generation, {}});
     ASSERT_TRUE(unchanged && unchanged->ok());
     EXPECT_EQ((*unchanged)->pages.at(0).bytes, page_of(0xA1));
+}
+
+// The VFS end to end: the database outlives a sleep (a new generation reads what the old one
+// committed) and an engine restart; a writer of an older generation is refused.
+TEST(SqliteEngine, DatabaseSurvivesSleepAndEngineRestart) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    auto started = start_actor(*engine, *cb, envoy, "sqlite-vfs-1");
+    ASSERT_FALSE(started.actor.empty()) << engine->log_tail();
+    const std::string actor = started.actor;
+
+    auto db = open_db(envoy, actor, started.generation);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(exec(envoy, db, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT)").ok());
+    ASSERT_TRUE(exec(envoy, db, "INSERT INTO people (name) VALUES ('ada')").ok());
+    ASSERT_TRUE(exec(envoy, db,
+                     "BEGIN; INSERT INTO people (name) VALUES ('grace');"
+                     "INSERT INTO people (name) VALUES ('barbara'); COMMIT;")
+                    .ok());
+    EXPECT_EQ(names(envoy, db), (std::vector<std::string>{"ada", "grace", "barbara"}));
+    close_db(envoy, db);
+
+    // Sleep, then wake as generation 2.
+    EnvoyHandle h = envoy.handle();
+    envoy.run([h, actor]() -> asio::awaitable<bool> {
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
+    auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
+    ASSERT_TRUE(woke.ok());
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }));
+    const auto generation2 = cb->read([](const auto& s) { return s.starts.back().generation; });
+    ASSERT_GT(generation2, started.generation);
+
+    // The old generation can no longer read (nor write) the database.
+    auto stale = envoy.run(
+        [h, actor, g = started.generation]() -> asio::awaitable<Result<std::shared_ptr<sql::Database>>> {
+            asio::any_io_executor io = co_await asio::this_coro::executor;
+            auto store = std::make_shared<sql::EnvoyPageStore>(h, io, actor, g);
+            co_return co_await sql::Database::open(actor, store);
+        });
+    ASSERT_TRUE(stale);
+    ASSERT_FALSE(stale->ok());
+    EXPECT_EQ(stale->error().id(), "sqlite/storage_error") << stale->error().to_string();
+
+    db = open_db(envoy, actor, generation2);
+    ASSERT_TRUE(db);
+    EXPECT_EQ(names(envoy, db), (std::vector<std::string>{"ada", "grace", "barbara"}));
+    ASSERT_TRUE(exec(envoy, db, "INSERT INTO people (name) VALUES ('margaret')").ok());
+    close_db(envoy, db);
+
+    auto restarted = engine->restart();
+    ASSERT_TRUE(restarted.ok()) << restarted.error().to_string();
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 2; }, 60s)) << "no reconnect";
+
+    db = open_db(envoy, actor, generation2);
+    ASSERT_TRUE(db);
+    EXPECT_EQ(names(envoy, db), (std::vector<std::string>{"ada", "grace", "barbara", "margaret"}));
+    auto integrity = envoy.run([db]() -> asio::awaitable<Result<sql::QueryResult>> {
+        std::string text = "PRAGMA integrity_check";
+        co_return co_await db->query(text);
+    });
+    ASSERT_TRUE(integrity && integrity->ok());
+    EXPECT_EQ(std::get<std::string>((*integrity)->rows.at(0).at(0)), "ok");
+    close_db(envoy, db);
 }
