@@ -44,6 +44,10 @@ class MemoryPageStore final : public PageStore {
     Status commit(std::vector<rivetkit::envoy::SqliteDirtyPage> dirty,
                   std::uint32_t db_size_pages) override {
         std::lock_guard lock(mutex_);
+        if (dirty.size() > max_commit_pages) {
+            return Error("depot", "commit_too_large",
+                         "sqlite commit too large: " + std::to_string(dirty.size()) + " pages");
+        }
         if (fail_commits > 0) {
             --fail_commits;
             return Error("depot", "head_fence_mismatch", "injected commit failure");
@@ -63,6 +67,8 @@ class MemoryPageStore final : public PageStore {
     int reads = 0;
     int fail_commits = 0;
     bool fail_reads = false;
+    // The engine's limit (upstream depot MAX_COMMIT_DIRTY_PAGES).
+    std::size_t max_commit_pages = 320;
 
   private:
     std::mutex mutex_;
@@ -176,6 +182,28 @@ TEST(SqliteVfs, FailedCommitLeavesThePreviousConsistentState) {
     Session fresh(*reopened);
     EXPECT_EQ(count_rows(fresh, "t"), 2);
     expect_integrity(fresh);
+}
+
+// A transaction larger than one engine commit fails as a whole (no staged commit yet).
+TEST(SqliteVfs, TransactionOverTheCommitLimitFailsAndChangesNothing) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-too-large", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (payload BLOB); INSERT INTO t VALUES (x'00');").ok());
+    const auto pages_before = store->pages;
+    auto big = s.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                      "WHERE i < 400) INSERT INTO t SELECT zeroblob(4000) FROM n; COMMIT;");
+    ASSERT_FALSE(big.ok());
+    EXPECT_EQ(big.error().metadata(), R"({"cause":"depot/commit_too_large"})")
+        << big.error().to_string();
+    (void)s.exec("ROLLBACK");
+    EXPECT_EQ(store->pages, pages_before);
+    EXPECT_EQ(count_rows(s, "t"), 1);
+    expect_integrity(s);
+    // Smaller transactions still go through.
+    ASSERT_TRUE(s.exec("BEGIN; INSERT INTO t VALUES (zeroblob(4000)); COMMIT;").ok());
+    EXPECT_EQ(count_rows(s, "t"), 2);
 }
 
 TEST(SqliteVfs, FailedAutocommitStatementIsNotApplied) {
