@@ -103,8 +103,8 @@ TEST(SqliteActorEngine, RowsSurviveSleepWakeAndEngineRestart) {
     auto after_sleep = call(engine, "list", Json::array());
     ASSERT_EQ(after_sleep.status, 200u) << after_sleep.body;
     EXPECT_EQ(after_sleep.header("x-rivet-actor-generation").value_or(""), "2");
-    const Json expected = Json::array({Json{{"id", 1}, {"text", "ada"}},
-                                       Json{{"id", 2}, {"text", "grace"}}});
+    const Json expected =
+        Json::array({Json{{"id", 1}, {"text", "ada"}}, Json{{"id", 2}, {"text", "grace"}}});
     EXPECT_EQ(output(after_sleep), expected);
     ASSERT_EQ(call(engine, "add", Json::array({"barbara"})).status, 200u);
 

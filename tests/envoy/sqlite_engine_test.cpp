@@ -100,9 +100,8 @@ std::shared_ptr<sql::Database> open_db(LiveEnvoy& envoy, const std::string& acto
 }
 
 rivetkit::Status exec(LiveEnvoy& envoy, std::shared_ptr<sql::Database> db, std::string text) {
-    auto r = envoy.run([db, text]() -> asio::awaitable<rivetkit::Status> {
-        co_return co_await db->exec(text);
-    });
+    auto r = envoy.run(
+        [db, text]() -> asio::awaitable<rivetkit::Status> { co_return co_await db->exec(text); });
     return r ? *r : rivetkit::Status(rivetkit::Error("test", "timeout", "no reply"));
 }
 
@@ -233,7 +232,8 @@ TEST(SqliteEngine, DatabaseSurvivesSleepAndEngineRestart) {
 
     // The old generation can no longer read (nor write) the database.
     auto stale = envoy.run(
-        [h, actor, g = started.generation]() -> asio::awaitable<Result<std::shared_ptr<sql::Database>>> {
+        [h, actor,
+         g = started.generation]() -> asio::awaitable<Result<std::shared_ptr<sql::Database>>> {
             asio::any_io_executor io = co_await asio::this_coro::executor;
             auto store = std::make_shared<sql::EnvoyPageStore>(h, io, actor, g);
             co_return co_await sql::Database::open(actor, store);

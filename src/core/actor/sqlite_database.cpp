@@ -111,15 +111,14 @@ Result<QueryResult> Session::query(const std::string& sql, const std::vector<Val
     sqlite3* db = raw(conn_);
     StatementGuard guard;
     const char* tail = nullptr;
-    int rc = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt,
-                                &tail);
+    int rc =
+        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
     if (rc != SQLITE_OK)
         return error(rc);
     if (guard.stmt == nullptr)
         return QueryResult{};
     if (!only_whitespace(tail)) {
-        return Error("sqlite", "query_error",
-                     "a query takes one statement; use exec for several");
+        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
     }
     const int expected = sqlite3_bind_parameter_count(guard.stmt);
     if (expected != static_cast<int>(params.size())) {
@@ -200,7 +199,8 @@ Database::Task<T> Database::on_worker(F work) {
 Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string name,
                                                                  std::shared_ptr<PageStore> store) {
     auto strand = make_database_strand();
-    auto job = [name, store]() -> asio::awaitable<std::optional<Result<std::unique_ptr<Connection>>>> {
+    auto job = [name,
+                store]() -> asio::awaitable<std::optional<Result<std::unique_ptr<Connection>>>> {
         co_return Connection::open(name, store);
     };
     auto op = asio::co_spawn(strand, std::move(job), asio::use_awaitable);
@@ -211,18 +211,14 @@ Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string nam
 }
 
 Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
-    auto op = on_worker<Result<QueryResult>>(
-        [sql = std::move(sql), params = std::move(params)](Session& s) {
-            return s.query(sql, params);
-        });
+    auto op = on_worker<Result<QueryResult>>([sql = std::move(sql), params = std::move(params)](
+                                                 Session& s) { return s.query(sql, params); });
     co_return co_await std::move(op);
 }
 
 Database::Task<Result<RunResult>> Database::run(std::string sql, std::vector<Value> params) {
-    auto op = on_worker<Result<RunResult>>(
-        [sql = std::move(sql), params = std::move(params)](Session& s) {
-            return s.run(sql, params);
-        });
+    auto op = on_worker<Result<RunResult>>([sql = std::move(sql), params = std::move(params)](
+                                               Session& s) { return s.run(sql, params); });
     co_return co_await std::move(op);
 }
 

@@ -20,16 +20,15 @@ Result<T> block_on(const asio::any_io_executor& io, Make make) {
         Result<T> r = co_await std::move(op);
         co_return std::optional<Result<T>>(std::move(r));
     };
-    asio::co_spawn(io, std::move(job),
-                   [&promise](std::exception_ptr e, std::optional<Result<T>> r) {
-                       if (e) {
-                           promise.set_value(
-                               Result<T>(Error("sqlite", "internal_error",
-                                               "page request failed with an exception")));
-                       } else {
-                           promise.set_value(std::move(r));
-                       }
-                   });
+    asio::co_spawn(
+        io, std::move(job), [&promise](std::exception_ptr e, std::optional<Result<T>> r) {
+            if (e) {
+                promise.set_value(Result<T>(
+                    Error("sqlite", "internal_error", "page request failed with an exception")));
+            } else {
+                promise.set_value(std::move(r));
+            }
+        });
     auto out = future.get();
     return std::move(*out);
 }

@@ -19,8 +19,8 @@ namespace rivetkit::core::sqlite {
 
 class EnvoyPageStore final : public PageStore {
   public:
-    EnvoyPageStore(envoy::EnvoyHandle envoy, boost::asio::any_io_executor io,
-                   std::string actor_id, std::uint32_t generation)
+    EnvoyPageStore(envoy::EnvoyHandle envoy, boost::asio::any_io_executor io, std::string actor_id,
+                   std::uint32_t generation)
         : envoy_(std::move(envoy)),
           io_(std::move(io)),
           actor_id_(std::move(actor_id)),

@@ -50,15 +50,23 @@ std::uint32_t header_size_pages(const Bytes& page1) {
            (std::uint32_t(page1[30]) << 8) | std::uint32_t(page1[31]);
 }
 
-// Loads the pages in `pgnos` that are neither dirty nor cached, in one request.
-int fetch_missing(PagedFileState& f, const std::vector<std::uint32_t>& pgnos) {
+bool known(const PagedFileState& f, std::uint32_t pgno) {
+    return f.dirty.contains(pgno) || f.committed.contains(pgno);
+}
+
+// Loads the pages of [first, last] that are neither dirty nor cached, in one request. Reads of
+// cached pages (the common case) allocate nothing.
+int fetch_missing(PagedFileState& f, std::uint32_t first, std::uint32_t last) {
+    std::uint32_t pgno = first;
+    while (pgno <= last && known(f, pgno))
+        ++pgno;
+    if (pgno > last)
+        return SQLITE_OK;
     std::vector<std::uint32_t> missing;
-    for (auto pgno : pgnos) {
-        if (!f.dirty.contains(pgno) && !f.committed.contains(pgno))
+    for (; pgno <= last; ++pgno) {
+        if (!known(f, pgno))
             missing.push_back(pgno);
     }
-    if (missing.empty())
-        return SQLITE_OK;
     auto got = f.store->get_pages(missing);
     if (!got.ok()) {
         log::warn("sqlite page fetch failed",
@@ -83,7 +91,7 @@ int fetch_missing(PagedFileState& f, const std::vector<std::uint32_t>& pgnos) {
 int load(PagedFileState& f) {
     if (f.loaded)
         return SQLITE_OK;
-    if (int rc = fetch_missing(f, {1}); rc != SQLITE_OK)
+    if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
         return rc;
     const auto& page1 = f.committed.at(1);
     f.committed_size_pages = page1 ? header_size_pages(*page1) : 0;
@@ -92,17 +100,20 @@ int load(PagedFileState& f) {
     return SQLITE_OK;
 }
 
-// Copies page `pgno` (dirty, else committed, else zeros) into `out`.
-void copy_page(const PagedFileState& f, std::uint32_t pgno, std::uint8_t* out) {
-    if (auto d = f.dirty.find(pgno); d != f.dirty.end()) {
-        std::memcpy(out, d->second.data(), kPage);
-        return;
-    }
+// Page `pgno` as the file reads it: dirty, else committed; nullptr for a page of zeros.
+const std::uint8_t* page_data(const PagedFileState& f, std::uint32_t pgno) {
+    if (auto d = f.dirty.find(pgno); d != f.dirty.end())
+        return d->second.data();
     auto c = f.committed.find(pgno);
-    if (c != f.committed.end() && c->second) {
-        std::memcpy(out, c->second->data(), kPage);
+    return c != f.committed.end() && c->second ? c->second->data() : nullptr;
+}
+
+void copy_from_page(const PagedFileState& f, std::uint32_t pgno, std::size_t offset, std::size_t n,
+                    std::uint8_t* out) {
+    if (const std::uint8_t* data = page_data(f, pgno)) {
+        std::memcpy(out, data + offset, n);
     } else {
-        std::memset(out, 0, kPage);
+        std::memset(out, 0, n);
     }
 }
 
@@ -129,22 +140,22 @@ int paged_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) 
     const std::uint64_t begin = static_cast<std::uint64_t>(offset);
     const std::uint64_t end = begin + static_cast<std::uint64_t>(amount);
     const std::uint64_t file_end = std::uint64_t(f.size_pages) * kPage;
-    std::vector<std::uint32_t> pgnos;
-    for (std::uint64_t p = begin / kPage; p * kPage < std::min(end, file_end); ++p)
-        pgnos.push_back(static_cast<std::uint32_t>(p + 1));
-    if (int rc = fetch_missing(f, pgnos); rc != SQLITE_OK)
-        return rc;
-    std::vector<std::uint8_t> page(kPage);
+    const std::uint64_t readable_end = std::min(end, file_end);
+    if (begin < readable_end) {
+        const auto first = static_cast<std::uint32_t>(begin / kPage + 1);
+        const auto last = static_cast<std::uint32_t>((readable_end - 1) / kPage + 1);
+        if (int rc = fetch_missing(f, first, last); rc != SQLITE_OK)
+            return rc;
+    }
     for (std::uint64_t pos = begin; pos < end;) {
-        const std::uint64_t index = pos / kPage;
-        const std::uint64_t in_page = pos % kPage;
-        const std::uint64_t n = std::min<std::uint64_t>(kPage - in_page, end - pos);
         if (pos >= file_end) {
             std::memset(out + (pos - begin), 0, end - pos);
             return SQLITE_IOERR_SHORT_READ;
         }
-        copy_page(f, static_cast<std::uint32_t>(index + 1), page.data());
-        std::memcpy(out + (pos - begin), page.data() + in_page, n);
+        const std::uint64_t in_page = pos % kPage;
+        const std::uint64_t n = std::min<std::uint64_t>(kPage - in_page, end - pos);
+        copy_from_page(f, static_cast<std::uint32_t>(pos / kPage + 1), in_page, n,
+                       out + (pos - begin));
         pos += n;
     }
     return SQLITE_OK;
@@ -166,10 +177,10 @@ int paged_write(sqlite3_file* file, const void* buf, int amount, sqlite3_int64 o
             Bytes page(kPage);
             if (n != kPage) {
                 if (pgno <= f.size_pages) {
-                    if (int rc = fetch_missing(f, {pgno}); rc != SQLITE_OK)
+                    if (int rc = fetch_missing(f, pgno, pgno); rc != SQLITE_OK)
                         return rc;
                 }
-                copy_page(f, pgno, page.data());
+                copy_from_page(f, pgno, 0, kPage, page.data());
             }
             it = f.dirty.emplace(pgno, std::move(page)).first;
         }
@@ -184,8 +195,8 @@ int paged_truncate(sqlite3_file* file, sqlite3_int64 size) {
     auto& f = state_of(file);
     if (int rc = load(f); rc != SQLITE_OK)
         return rc;
-    const auto pages = static_cast<std::uint32_t>((static_cast<std::uint64_t>(size) + kPage - 1) /
-                                                  kPage);
+    const auto pages =
+        static_cast<std::uint32_t>((static_cast<std::uint64_t>(size) + kPage - 1) / kPage);
     f.dirty.erase(f.dirty.upper_bound(pages), f.dirty.end());
     f.size_pages = pages;
     return SQLITE_OK;
@@ -461,8 +472,7 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string name,
     conn->file_ = state;
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(name.c_str(), &db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             vfs);
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs);
     conn->db_ = db;
     if (rc != SQLITE_OK) {
         if (auto store_error = conn->take_store_error())

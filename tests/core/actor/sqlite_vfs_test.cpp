@@ -1,6 +1,8 @@
 // The page VFS and the database API against an in-memory page store that behaves like the
 // engine's (atomic commits, missing pages, injected failures).
 
+#include "core/actor/sqlite_vfs.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -10,7 +12,6 @@
 #include <mutex>
 
 #include "core/actor/sqlite_database.hpp"
-#include "core/actor/sqlite_vfs.hpp"
 
 namespace asio = boost::asio;
 using rivetkit::Bytes;
@@ -192,8 +193,9 @@ TEST(SqliteVfs, TransactionOverTheCommitLimitFailsAndChangesNothing) {
     Session s(*conn);
     ASSERT_TRUE(s.exec("CREATE TABLE t (payload BLOB); INSERT INTO t VALUES (x'00');").ok());
     const auto pages_before = store->pages;
-    auto big = s.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                      "WHERE i < 400) INSERT INTO t SELECT zeroblob(4000) FROM n; COMMIT;");
+    auto big = s.exec(
+        "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+        "WHERE i < 400) INSERT INTO t SELECT zeroblob(4000) FROM n; COMMIT;");
     ASSERT_FALSE(big.ok());
     EXPECT_EQ(big.error().metadata(), R"({"cause":"depot/commit_too_large"})")
         << big.error().to_string();
