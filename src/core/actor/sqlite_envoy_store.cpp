@@ -10,27 +10,33 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Runs `make()` (an awaitable of T) on `io` and blocks the calling thread until it finishes.
+// Runs `make()` (an awaitable of Result<T>) on `io` and blocks the calling thread until it
+// finishes. The promise lives with the completion handler: if `io` is torn down before the
+// request runs, the handler is destroyed unrun and the wait ends as broken_promise, never hangs.
 template <typename T, typename Make>
 Result<T> block_on(const asio::any_io_executor& io, Make make) {
-    std::promise<std::optional<Result<T>>> promise;
-    auto future = promise.get_future();
+    auto promise = std::make_shared<std::promise<Result<T>>>();
+    auto future = promise->get_future();
     auto job = [make = std::move(make)]() mutable -> asio::awaitable<std::optional<Result<T>>> {
         auto op = make();
         Result<T> r = co_await std::move(op);
         co_return std::optional<Result<T>>(std::move(r));
     };
     asio::co_spawn(
-        io, std::move(job), [&promise](std::exception_ptr e, std::optional<Result<T>> r) {
-            if (e) {
-                promise.set_value(Result<T>(
+        io, std::move(job),
+        [promise = std::move(promise)](std::exception_ptr e, std::optional<Result<T>> r) {
+            if (e || !r) {
+                promise->set_value(Result<T>(
                     Error("sqlite", "internal_error", "page request failed with an exception")));
             } else {
-                promise.set_value(std::move(r));
+                promise->set_value(std::move(*r));
             }
         });
-    auto out = future.get();
-    return std::move(*out);
+    try {
+        return future.get();
+    } catch (const std::future_error&) {
+        return Error("sqlite", "unavailable", "the envoy stopped before the page request ran");
+    }
 }
 
 std::int64_t now_ms() {
