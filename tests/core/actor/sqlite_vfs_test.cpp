@@ -129,6 +129,29 @@ TEST(SqliteVfs, DataSurvivesReopeningFromTheStore) {
     expect_integrity(s);
 }
 
+TEST(SqliteVfs, ColdScanReadsAheadInsteadOfOneRequestPerPage) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = open("vfs-read-ahead", store);
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (payload BLOB);"
+                           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 200) INSERT INTO t SELECT zeroblob(3000) FROM n;")
+                        .ok());
+    }
+    ASSERT_GT(store->size_pages, 200u);
+    store->reads = 0;
+    auto conn = open("vfs-read-ahead", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    EXPECT_EQ(count_rows(s, "t"), 200);
+    auto sum = s.query("SELECT sum(length(payload)) FROM t");
+    ASSERT_TRUE(sum.ok());
+    EXPECT_EQ(std::get<std::int64_t>(sum->rows.at(0).at(0)), 600000);
+    EXPECT_LE(store->reads, 20) << "pages were fetched one at a time";
+}
+
 TEST(SqliteVfs, OneTransactionIsOneCommit) {
     auto store = std::make_shared<MemoryPageStore>();
     auto conn = open("vfs-one-commit", store);
