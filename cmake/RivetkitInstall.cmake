@@ -24,6 +24,7 @@ set(rivetkit_install_targets
     rivetkit_beast beast
     rivetkit_runtime runtime
     rivetkit_envoy envoy
+    rivetkit_sqlite sqlite
     rivetkit_core core
     rivetkit_api rivetkit)
 

@@ -28,6 +28,7 @@
 #include "core/actor/kv.hpp"
 #include "runtime/cancellation.hpp"
 #include "rivetkit/queue.hpp"
+#include "rivetkit/sqlite.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
@@ -126,6 +127,7 @@ class InstanceCore {
     void sleep() const;
     void destroy() const;
     const core::Kv& kv() const;
+    boost::asio::awaitable<std::shared_ptr<Database>> db() const;
     std::vector<Conn> conns() const;
     boost::asio::awaitable<void> save_state();
     // A keep-awake region (core RegionKind::KeepAwake) held until the returned guard is dropped.
@@ -214,6 +216,9 @@ class ActorContext {
     }
 
     const core::Kv& kv() const { return instance_->kv(); }
+    // The actor's SQLite database (rivetkit/sqlite.hpp), opened on first use. Throws
+    // ErrorException (sqlite/*) when it cannot be opened.
+    boost::asio::awaitable<std::shared_ptr<Database>> db() const { return instance_->db(); }
     // The actor's durable queue (see rivetkit/queue.hpp); a view for this call, don't keep it.
     Queue queue() const { return Queue(instance_->ctx()); }
     std::vector<Conn> conns() const { return instance_->conns(); }

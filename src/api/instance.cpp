@@ -93,6 +93,12 @@ std::vector<Conn> InstanceCore::conns() const {
     return out;
 }
 
+boost::asio::awaitable<std::shared_ptr<Database>> InstanceCore::db() const {
+    core::ActorContext ctx = *ctx_;
+    auto opened = co_await ctx.db();
+    co_return std::move(opened).value();
+}
+
 boost::asio::awaitable<void> InstanceCore::save_state() {
     sync_state(false);
     // The save below asks the runtime for the state, which answers with the dirty encoding.

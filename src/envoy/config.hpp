@@ -44,6 +44,7 @@ struct EnvoyConfig {
     // Used until ToEnvoyInit tells the real threshold (upstream's fallback).
     std::chrono::milliseconds default_envoy_lost_threshold{10'000};
     std::chrono::milliseconds kv_request_timeout{30'000};
+    std::chrono::milliseconds sqlite_request_timeout{30'000};
     // How long a graceful shutdown waits for the engine to stop every actor.
     std::chrono::milliseconds shutdown_timeout{30'000};
     // Un-acknowledged response bytes allowed in flight on a streamed tunnel response.

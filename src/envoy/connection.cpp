@@ -138,6 +138,7 @@ asio::awaitable<void> lost_timer_task(std::shared_ptr<EnvoyState> st,
     log::warn("envoy lost threshold passed, stopping all actors",
               {{"actors", static_cast<unsigned long>(st->actors.size())}});
     fail_pending_kv(*st, envoy_error("lost", "connection to the engine lost"));
+    fail_pending_sqlite(*st, envoy_error("lost", "connection to the engine lost"));
     stop_all_actors_locally(*st, StopReason::lost);
 }
 
@@ -217,6 +218,7 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
 asio::awaitable<void> finish_envoy(std::shared_ptr<EnvoyState> st) {
     stop_all_actors_locally(*st, StopReason::going_away);
     fail_pending_kv(*st, envoy_error("shutdown", "envoy is shut down"));
+    fail_pending_sqlite(*st, envoy_error("shutdown", "envoy is shut down"));
     for (auto& [key, stream] : st->http) {
         if (stream->body)
             stream->body->fail(envoy_error("shutdown", "envoy is shut down"));
@@ -290,6 +292,7 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
                                   {"repeat_init", reconnect}});
     replay_events(st);
     resend_pending_kv(st);
+    resend_pending_sqlite(st);
     while (!st.offline_tunnel.empty()) {
         st.tunnel_outbox.push_back(std::move(st.offline_tunnel.front()));
         st.offline_tunnel.pop_front();
@@ -330,8 +333,12 @@ void handle_to_envoy(EnvoyState& st, proto::ToEnvoy message) {
         handle_kv_response(st, std::move(*kv));
     } else if (auto* tunnel = std::get_if<proto::ToEnvoyTunnelMessage>(&v)) {
         handle_tunnel_message(st, std::move(*tunnel));
+    } else if (auto* pages = std::get_if<proto::ToEnvoySqliteGetPagesResponse>(&v)) {
+        handle_sqlite_response(st, pages->request_id, SqliteResponse(std::move(pages->data)));
+    } else if (auto* commit = std::get_if<proto::ToEnvoySqliteCommitResponse>(&v)) {
+        handle_sqlite_response(st, commit->request_id, SqliteResponse(std::move(commit->data)));
     } else {
-        // SQLite responses: this envoy never sends SQLite requests.
+        // Staged-commit and remote-execution responses: this envoy never sends those requests.
         log::warn("unexpected message from engine ignored",
                   {{"tag", static_cast<unsigned long long>(message.tag())}});
     }

@@ -5,6 +5,9 @@
 // KV errors: kv/key_too_large, kv/value_too_large, kv/too_many_keys, kv/payload_too_large
 // (checked locally, nothing sent), kv/timeout, kv/engine_error (the engine's message),
 // envoy/shutdown, envoy/lost.
+//
+// SQLite page errors: the engine's SqliteErrorResponse group/code as is (e.g. depot/
+// commit_too_large), sqlite/timeout, sqlite/unexpected_response, envoy/shutdown, envoy/lost.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -96,6 +99,13 @@ class EnvoyHandle {
     boost::asio::awaitable<Status> kv_delete_range(std::string actor_id, Bytes start,
                                                    Bytes end) const;
     boost::asio::awaitable<Status> kv_drop(std::string actor_id) const;
+
+    // The actor's database pages stored by the engine (see SqliteFence).
+    boost::asio::awaitable<Result<SqliteGetPagesResult>> sqlite_get_pages(
+        std::string actor_id, std::vector<std::uint32_t> pgnos, SqliteFence fence) const;
+    // Atomically stores `commit.dirty_pages` and sets the database size; the new head txid.
+    boost::asio::awaitable<Result<std::optional<std::uint64_t>>> sqlite_commit(
+        std::string actor_id, SqliteCommit commit, SqliteFence fence) const;
 
     // Graceful: tells the engine (ToRivetStopping), waits for it to stop every actor (bounded by
     // EnvoyConfig::shutdown_timeout), then closes. Immediate: closes now.

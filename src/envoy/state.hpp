@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "envoy/body_stream.hpp"
@@ -72,6 +73,14 @@ struct CommandDedup {
 struct PendingKv {
     std::string actor_id;
     rt::OneshotSender<Result<proto::KvResponseData>> reply;
+    Bytes frame;
+};
+
+using SqliteResponse = std::variant<proto::SqliteGetPagesResponse, proto::SqliteCommitResponse>;
+
+struct PendingSqlite {
+    std::string actor_id;
+    rt::OneshotSender<Result<SqliteResponse>> reply;
     Bytes frame;
 };
 
@@ -155,6 +164,10 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     std::uint32_t next_kv_request_id = 0;
     std::map<std::uint32_t, PendingKv> kv_pending;
 
+    // SQLite page requests (one id space, like upstream's envoy client).
+    std::uint32_t next_sqlite_request_id = 0;
+    std::map<std::uint32_t, PendingSqlite> sqlite_pending;
+
     // Tunnel.
     std::map<std::uint64_t, std::shared_ptr<HttpStream>> http;
     std::map<std::uint64_t, std::shared_ptr<WsStream>> websockets;
@@ -199,6 +212,14 @@ void fail_pending_kv(EnvoyState& st, const Error& error);
 boost::asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyState> st,
                                                                  std::string actor_id,
                                                                  proto::KvRequestData data);
+
+// sqlite.cpp
+void handle_sqlite_response(EnvoyState& st, std::uint32_t request_id, SqliteResponse response);
+void resend_pending_sqlite(EnvoyState& st);
+void fail_pending_sqlite(EnvoyState& st, const Error& error);
+boost::asio::awaitable<Result<SqliteResponse>> sqlite_request(std::shared_ptr<EnvoyState> st,
+                                                              std::string actor_id,
+                                                              proto::ToRivet message);
 
 // tunnel_http.cpp / tunnel_websocket.cpp
 void handle_tunnel_message(EnvoyState& st, proto::ToEnvoyTunnelMessage message);

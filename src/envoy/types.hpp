@@ -108,6 +108,37 @@ struct WebSocketMessage {
     std::uint16_t index = 0;
 };
 
+// SQLite page store (engine-side pages of an actor's database, envoy protocol v8). Pages are
+// 1-based; a page the engine has never stored comes back without bytes.
+struct SqlitePage {
+    std::uint32_t pgno = 0;
+    std::optional<Bytes> bytes;
+};
+
+struct SqliteDirtyPage {
+    std::uint32_t pgno = 0;
+    Bytes bytes;
+};
+
+// Every page request names the actor generation that owns the database (the engine refuses a
+// request without it) and, once known, the head transaction the caller last saw, so a stale
+// writer fails instead of overwriting a newer head.
+struct SqliteFence {
+    std::uint32_t generation = 0;
+    std::optional<std::uint64_t> head_txid;
+};
+
+struct SqliteGetPagesResult {
+    std::vector<SqlitePage> pages;
+    std::optional<std::uint64_t> head_txid;
+};
+
+struct SqliteCommit {
+    std::vector<SqliteDirtyPage> dirty_pages;
+    std::uint32_t db_size_pages = 0;
+    std::int64_t now_ms = 0;
+};
+
 struct CloseFrame {
     std::optional<std::uint16_t> code;
     std::optional<std::string> reason;

@@ -911,3 +911,73 @@ TEST(EnvoyTunnel, StreamedRequestBodyIsReadByTheHandlerWithCreditAsItReads) {
         co_await finish(env, handle);
     }(e));
 }
+
+TEST(EnvoySqlite, PageRequestsCarryTheFenceAndMapEngineErrors) {
+    Env e;
+    e.config.liveness_timeout = std::chrono::hours(1);
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<std::uint32_t> pgnos{1, 2};
+        auto get = rt::spawn(ex, handle.sqlite_get_pages(kActor, pgnos, SqliteFence{3, 7}));
+        auto req = co_await conn->next_of<proto::ToRivetSqliteGetPagesRequest>(env.clock(), kWait);
+        EXPECT_TRUE(req && req->data.actor_id == kActor && req->data.pgnos == pgnos);
+        EXPECT_TRUE(req && req->data.expected_generation == 3u &&
+                    req->data.expected_head_txid == 7u);
+        proto::SqliteGetPagesOk ok{{{1, Bytes(4096, 1)}, {2, std::nullopt}}, 8};
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteGetPagesResponse{
+            req->request_id, proto::SqliteGetPagesResponse{ok}}});
+        auto got = (co_await get.join()).value();
+        EXPECT_TRUE(got.ok());
+        if (got.ok()) {
+            EXPECT_EQ(got->head_txid, 8u);
+            EXPECT_EQ(got->pages.at(0).bytes, Bytes(4096, 1));
+            EXPECT_FALSE(got->pages.at(1).bytes.has_value());
+        }
+
+        SqliteCommit commit{{{1, Bytes(4096, 2)}}, 1, 1234};
+        auto put = rt::spawn(ex, handle.sqlite_commit(kActor, commit, SqliteFence{3, 8}));
+        auto creq = co_await conn->next_of<proto::ToRivetSqliteCommitRequest>(env.clock(), kWait);
+        EXPECT_TRUE(creq && creq->data.db_size_pages == 1u && creq->data.now_ms == 1234 &&
+                    creq->data.dirty_pages.size() == 1u &&
+                    creq->data.expected_head_txid == 8u);
+        proto::SqliteErrorResponse err{"depot", "head_fence_mismatch", "expected 8, current 9"};
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitResponse{
+            creq->request_id, proto::SqliteCommitResponse{err}}});
+        auto failed = (co_await put.join()).value();
+        EXPECT_TRUE(!failed.ok() && failed.error().is("depot", "head_fence_mismatch"));
+
+        // No answer: sqlite/timeout after the configured time (virtual).
+        auto t0 = env.clock().now();
+        auto unanswered = handle.sqlite_commit(kActor, commit, SqliteFence{3, 8});
+        auto lost = co_await std::move(unanswered);
+        EXPECT_TRUE(!lost.ok() && lost.error().is("sqlite", "timeout"));
+        EXPECT_EQ(env.clock().now() - t0, env.config.sqlite_request_timeout);
+        co_await finish(env, handle);
+    }(e));
+}
+
+TEST(EnvoySqlite, RequestsWhileDisconnectedGoOutAfterInit) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->close_from_engine(1011, "ws.going_away#r");
+        RecordingCallbacks* cb = env.cb.get();
+        co_await wait_until(env.clock(), *cb->changed, kWait,
+                            [cb] { return cb->disconnects == 1; });
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<std::uint32_t> pgnos{1};
+        auto get = rt::spawn(ex, handle.sqlite_get_pages(kActor, pgnos, SqliteFence{1, {}}));
+        auto conn2 = co_await env.engine->accept(env.clock(), kWait);
+        conn2->push(init_message());
+        auto req =
+            co_await conn2->next_of<proto::ToRivetSqliteGetPagesRequest>(env.clock(), kWait);
+        EXPECT_TRUE(req && !req->data.expected_head_txid);
+        proto::SqliteErrorResponse missing{"depot", "database_not_found", "not found"};
+        conn2->push(proto::ToEnvoy{proto::ToEnvoySqliteGetPagesResponse{
+            req->request_id, proto::SqliteGetPagesResponse{missing}}});
+        auto got = (co_await get.join()).value();
+        EXPECT_TRUE(!got.ok() && got.error().is("depot", "database_not_found"));
+        co_await finish(env, handle);
+    }(e));
+}

@@ -68,6 +68,11 @@ enum class RegionKind : std::uint8_t {
 
 struct QueueState;
 class ActorMetrics;
+class ActorSqlite;
+namespace sqlite {
+class Database;
+class PageStore;
+}  // namespace sqlite
 
 struct ActorContextInner {
     // Identity and plumbing.
@@ -78,6 +83,7 @@ struct ActorContextInner {
     boost::asio::any_io_executor executor;
     rt::Clock* clock = nullptr;
     Kv kv;
+    std::shared_ptr<ActorSqlite> sqlite;  // sqlite.cpp
     ActorConfig config;
     std::shared_ptr<EnvoyLink> envoy;
     std::optional<std::uint32_t> generation;
@@ -260,6 +266,11 @@ class ActorContext {
                          std::optional<std::uint32_t> generation) const;
     const std::shared_ptr<EnvoyLink>& envoy() const noexcept { return p_->envoy; }
     std::optional<std::uint32_t> generation() const noexcept { return p_->generation; }
+    // MARK: SQLite (sqlite.cpp). Configure after configure_envoy (the name includes the
+    // generation). db() opens the database on first use; cleanup_sqlite() is a shutdown step.
+    void configure_sqlite(std::shared_ptr<sqlite::PageStore> store) const;
+    Task<Result<std::shared_ptr<sqlite::Database>>> db() const;
+    Task<void> cleanup_sqlite() const;
     // Sends an event to the runtime; actor/not_configured or actor/not_ready when it cannot.
     Status try_send_actor_event(ActorEvent event, std::string_view operation) const;
     void send_lifecycle_event(LifecycleEvent event) const;

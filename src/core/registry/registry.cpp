@@ -4,6 +4,7 @@
 
 #include "base/log.hpp"
 #include "core/actor/envoy_kv.hpp"
+#include "core/actor/sqlite_envoy_store.hpp"
 #include "core/actor/metrics.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/persist.hpp"
@@ -248,6 +249,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
                      std::move(kv));
     ctx.configure(factory->config());
     ctx.configure_envoy(link_, start.generation);
+    ctx.configure_sqlite(
+        std::make_shared<sqlite::EnvoyPageStore>(handle, executor_, actor_id, start.generation));
 
     auto [ltx, lrx] = rt::unbounded_channel<LifecycleCommand>();
     auto [dtx, drx] = rt::unbounded_channel<DispatchCommand>();

@@ -1,0 +1,62 @@
+#include "core/actor/sqlite.hpp"
+
+#include "base/log.hpp"
+#include "core/actor/context.hpp"
+
+namespace rivetkit::core {
+
+boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> ActorSqlite::database() {
+    // One open at a time: callers arriving meanwhile wait for its outcome.
+    while (opening_)
+        co_await open_done_.notified();
+    if (closed_)
+        co_return Error("sqlite", "closed", "the actor's database is closed");
+    if (db_)
+        co_return db_;
+    opening_ = true;
+    auto opened = co_await sqlite::Database::open(name_, store_);
+    opening_ = false;
+    open_done_.notify_waiters();
+    if (!opened.ok()) {
+        log::warn("actor database open failed",
+                  {{"actor_id", name_}, {"error", opened.error().to_string()}});
+        co_return std::move(opened).error();
+    }
+    // cleanup() may have run while this open was in flight.
+    if (closed_) {
+        auto late = std::move(opened).value();
+        co_await late->close();
+        co_return Error("sqlite", "closed", "the actor's database is closed");
+    }
+    db_ = std::move(opened).value();
+    co_return db_;
+}
+
+boost::asio::awaitable<void> ActorSqlite::cleanup() {
+    closed_ = true;
+    while (opening_)
+        co_await open_done_.notified();
+    if (auto db = std::move(db_))
+        co_await db->close();
+}
+
+void ActorContext::configure_sqlite(std::shared_ptr<sqlite::PageStore> store) const {
+    std::string name = p_->actor_id;
+    if (p_->generation)
+        name += "#" + std::to_string(*p_->generation);
+    p_->sqlite = std::make_shared<ActorSqlite>(std::move(name), std::move(store));
+}
+
+ActorContext::Task<Result<std::shared_ptr<sqlite::Database>>> ActorContext::db() const {
+    auto sqlite = p_->sqlite;
+    if (!sqlite)
+        co_return Error("sqlite", "not_configured", "this actor has no database configured");
+    co_return co_await sqlite->database();
+}
+
+ActorContext::Task<void> ActorContext::cleanup_sqlite() const {
+    if (auto sqlite = p_->sqlite)
+        co_await sqlite->cleanup();
+}
+
+}  // namespace rivetkit::core

@@ -1,0 +1,257 @@
+#include "core/actor/sqlite_database.hpp"
+
+#include <sqlite3.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cctype>
+
+#include "base/log.hpp"
+
+namespace rivetkit::core::sqlite {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Two threads: SQLite work of different actors overlaps, while a worker blocked on the engine
+// never holds up the io threads.
+constexpr std::size_t kWorkerThreads = 2;
+
+asio::thread_pool& worker_pool() {
+    static asio::thread_pool pool(kWorkerThreads);
+    return pool;
+}
+
+sqlite3* raw(Connection& conn) {
+    return static_cast<sqlite3*>(conn.raw());
+}
+
+struct StatementGuard {
+    sqlite3_stmt* stmt = nullptr;
+    ~StatementGuard() { sqlite3_finalize(stmt); }
+};
+
+bool only_whitespace(const char* tail) {
+    for (; tail != nullptr && *tail != '\0'; ++tail) {
+        if (std::isspace(static_cast<unsigned char>(*tail)) == 0)
+            return false;
+    }
+    return true;
+}
+
+Value column_value(sqlite3_stmt* stmt, int i) {
+    switch (sqlite3_column_type(stmt, i)) {
+        case SQLITE_INTEGER:
+            return Value(static_cast<std::int64_t>(sqlite3_column_int64(stmt, i)));
+        case SQLITE_FLOAT:
+            return Value(sqlite3_column_double(stmt, i));
+        case SQLITE_TEXT: {
+            const auto* text = sqlite3_column_text(stmt, i);
+            return Value(std::string(reinterpret_cast<const char*>(text),
+                                     static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
+        }
+        case SQLITE_BLOB: {
+            const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, i));
+            const auto n = static_cast<std::size_t>(sqlite3_column_bytes(stmt, i));
+            return Value(blob == nullptr ? Bytes{} : Bytes(blob, blob + n));
+        }
+        default:
+            return Value(std::monostate{});
+    }
+}
+
+int bind(sqlite3_stmt* stmt, int index, const Value& value) {
+    return std::visit(
+        [&](const auto& v) -> int {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::monostate>) {
+                return sqlite3_bind_null(stmt, index);
+            } else if constexpr (std::is_same_v<T, std::int64_t>) {
+                return sqlite3_bind_int64(stmt, index, v);
+            } else if constexpr (std::is_same_v<T, double>) {
+                return sqlite3_bind_double(stmt, index, v);
+            } else if constexpr (std::is_same_v<T, std::string>) {
+                return sqlite3_bind_text64(stmt, index, v.data(), v.size(), SQLITE_TRANSIENT,
+                                           SQLITE_UTF8);
+            } else {
+                return sqlite3_bind_blob64(stmt, index, v.data(), v.size(), SQLITE_TRANSIENT);
+            }
+        },
+        value);
+}
+
+Error closed_error() {
+    return Error("sqlite", "closed", "the database is closed");
+}
+
+}  // namespace
+
+// MARK: Session
+
+Error Session::error(int rc) const {
+    if (auto store = conn_.take_store_error())
+        return storage_error(*store);
+    std::string message = sqlite3_errmsg(raw(conn_));
+    switch (rc & 0xff) {
+        case SQLITE_CONSTRAINT:
+            return Error("sqlite", "constraint", std::move(message));
+        case SQLITE_BUSY:
+            return Error("sqlite", "busy", std::move(message));
+        default:
+            return Error("sqlite", "query_error", std::move(message),
+                         R"({"sqliteCode":)" + std::to_string(rc) + "}");
+    }
+}
+
+Result<QueryResult> Session::query(const std::string& sql, const std::vector<Value>& params) {
+    sqlite3* db = raw(conn_);
+    StatementGuard guard;
+    const char* tail = nullptr;
+    int rc =
+        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
+    if (rc != SQLITE_OK)
+        return error(rc);
+    if (guard.stmt == nullptr)
+        return QueryResult{};
+    if (!only_whitespace(tail)) {
+        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
+    }
+    const int expected = sqlite3_bind_parameter_count(guard.stmt);
+    if (expected != static_cast<int>(params.size())) {
+        return Error("sqlite", "invalid_bind_parameter",
+                     "statement takes " + std::to_string(expected) + " parameters, got " +
+                         std::to_string(params.size()));
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        if (rc = bind(guard.stmt, static_cast<int>(i + 1), params[i]); rc != SQLITE_OK)
+            return error(rc);
+    }
+    QueryResult out;
+    const int columns = sqlite3_column_count(guard.stmt);
+    out.columns.reserve(static_cast<std::size_t>(columns));
+    for (int i = 0; i < columns; ++i)
+        out.columns.emplace_back(sqlite3_column_name(guard.stmt, i));
+    while ((rc = sqlite3_step(guard.stmt)) == SQLITE_ROW) {
+        std::vector<Value> row;
+        row.reserve(static_cast<std::size_t>(columns));
+        for (int i = 0; i < columns; ++i)
+            row.push_back(column_value(guard.stmt, i));
+        out.rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE)
+        return error(rc);
+    return out;
+}
+
+Result<RunResult> Session::run(const std::string& sql, const std::vector<Value>& params) {
+    auto done = query(sql, params);
+    if (!done.ok())
+        return std::move(done).error();
+    sqlite3* db = raw(conn_);
+    return RunResult{sqlite3_changes64(db), sqlite3_last_insert_rowid(db)};
+}
+
+Status Session::exec(const std::string& sql) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(raw(conn_), sql.c_str(), nullptr, nullptr, &err);
+    sqlite3_free(err);
+    if (rc != SQLITE_OK)
+        return error(rc);
+    return {};
+}
+
+// MARK: Database
+
+asio::any_io_executor make_database_strand() {
+    return asio::make_strand(worker_pool().get_executor());
+}
+
+Database::Database(asio::any_io_executor strand, std::unique_ptr<Connection> conn)
+    : strand_(std::move(strand)), conn_(std::move(conn)) {}
+
+Database::~Database() {
+    // Closing may roll back an open transaction, which may reach the page store: never on the
+    // caller's (possibly io) thread.
+    if (conn_)
+        asio::post(strand_, [conn = std::shared_ptr<Connection>(std::move(conn_))] {});
+}
+
+template <typename T, typename F>
+Database::Task<T> Database::on_worker(F work) {
+    auto self = shared_from_this();
+    auto job = [self, work = std::move(work)]() mutable -> asio::awaitable<std::optional<T>> {
+        if (!self->conn_)
+            co_return std::optional<T>(closed_error());
+        // A store error left over from a rollback belongs to no statement of this call.
+        (void)self->conn_->take_store_error();
+        Session session(*self->conn_);
+        co_return std::optional<T>(work(session));
+    };
+    auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
+    std::optional<T> out = co_await std::move(op);
+    co_return std::move(*out);
+}
+
+Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string name,
+                                                                 std::shared_ptr<PageStore> store) {
+    auto strand = make_database_strand();
+    auto job = [name,
+                store]() -> asio::awaitable<std::optional<Result<std::unique_ptr<Connection>>>> {
+        co_return Connection::open(name, store);
+    };
+    auto op = asio::co_spawn(strand, std::move(job), asio::use_awaitable);
+    auto conn = co_await std::move(op);
+    if (!conn->ok())
+        co_return std::move(*conn).error();
+    co_return std::make_shared<Database>(strand, std::move(**conn));
+}
+
+Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
+    auto op = on_worker<Result<QueryResult>>([sql = std::move(sql), params = std::move(params)](
+                                                 Session& s) { return s.query(sql, params); });
+    co_return co_await std::move(op);
+}
+
+Database::Task<Result<RunResult>> Database::run(std::string sql, std::vector<Value> params) {
+    auto op = on_worker<Result<RunResult>>([sql = std::move(sql), params = std::move(params)](
+                                               Session& s) { return s.run(sql, params); });
+    co_return co_await std::move(op);
+}
+
+Database::Task<Status> Database::exec(std::string sql) {
+    auto op = on_worker<Status>([sql = std::move(sql)](Session& s) { return s.exec(sql); });
+    co_return co_await std::move(op);
+}
+
+Database::Task<Status> Database::transaction(std::function<Status(Session&)> body) {
+    auto op = on_worker<Status>([body = std::move(body)](Session& s) -> Status {
+        if (auto begun = s.exec("BEGIN IMMEDIATE"); !begun.ok())
+            return begun;
+        Status result = body(s);
+        if (result.ok())
+            result = s.exec("COMMIT");
+        if (!result.ok()) {
+            // After a failed COMMIT SQLite may already have rolled back; then this one fails
+            // harmlessly ("no transaction is active").
+            (void)s.exec("ROLLBACK");
+        }
+        return result;
+    });
+    co_return co_await std::move(op);
+}
+
+Database::Task<void> Database::close() {
+    auto self = shared_from_this();
+    auto job = [self]() -> asio::awaitable<void> {
+        self->conn_.reset();
+        co_return;
+    };
+    auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
+    co_await std::move(op);
+}
+
+}  // namespace rivetkit::core::sqlite

@@ -1,0 +1,86 @@
+#pragma once
+// An actor's SQLite database as the actor sees it: statements with bound parameters, rows as
+// values, transactions. SQLite itself runs on a shared pool of worker threads (one strand per
+// database, so one database never runs two statements at once and no actor owns a thread); the
+// awaitables resume on the caller's executor.
+//
+// Errors: sqlite/closed, sqlite/invalid_bind_parameter, sqlite/constraint, sqlite/busy,
+// sqlite/query_error (any other SQLite error; metadata {"sqliteCode": n}), sqlite/storage_error
+// (the page store failed; metadata {"cause": "group/code"} of the store's error), plus
+// Connection::open's sqlite/open_failed and sqlite/already_open.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "base/result.hpp"
+#include "core/actor/sqlite_vfs.hpp"
+
+namespace rivetkit::core::sqlite {
+
+// NULL, INTEGER, REAL, TEXT, BLOB.
+using Value = std::variant<std::monostate, std::int64_t, double, std::string, Bytes>;
+
+struct QueryResult {
+    std::vector<std::string> columns;
+    std::vector<std::vector<Value>> rows;
+};
+
+struct RunResult {
+    std::int64_t changes = 0;
+    std::int64_t last_insert_rowid = 0;
+};
+
+// Synchronous statements on an open connection; only ever used on the database's worker.
+class Session {
+  public:
+    explicit Session(Connection& conn) : conn_(conn) {}
+    Result<QueryResult> query(const std::string& sql, const std::vector<Value>& params = {});
+    Result<RunResult> run(const std::string& sql, const std::vector<Value>& params = {});
+    // Any number of statements, no parameters, results discarded.
+    Status exec(const std::string& sql);
+
+  private:
+    Error error(int rc) const;
+    Connection& conn_;
+};
+
+// The worker pool's executor for a new database (a strand on the process-wide pool).
+boost::asio::any_io_executor make_database_strand();
+
+class Database : public std::enable_shared_from_this<Database> {
+  public:
+    template <typename T>
+    using Task = boost::asio::awaitable<T>;
+
+    // `name` is unique per process (the actor id).
+    static Task<Result<std::shared_ptr<Database>>> open(std::string name,
+                                                        std::shared_ptr<PageStore> store);
+
+    Task<Result<QueryResult>> query(std::string sql, std::vector<Value> params = {});
+    Task<Result<RunResult>> run(std::string sql, std::vector<Value> params = {});
+    Task<Status> exec(std::string sql);
+    // `body` runs on the worker between BEGIN IMMEDIATE and COMMIT; an error from it or from the
+    // commit rolls everything back and is returned.
+    Task<Status> transaction(std::function<Status(Session&)> body);
+    // Closes the connection; later calls fail with sqlite/closed.
+    Task<void> close();
+
+    Database(boost::asio::any_io_executor strand, std::unique_ptr<Connection> conn);
+    ~Database();
+
+  private:
+    template <typename T, typename F>
+    Task<T> on_worker(F work);
+
+    boost::asio::any_io_executor strand_;
+    std::unique_ptr<Connection> conn_;
+};
+
+}  // namespace rivetkit::core::sqlite

@@ -1,0 +1,523 @@
+// The page VFS (see sqlite_vfs.hpp for the design). Main database files are PagedFiles bound by
+// name to the state their Connection registered; every other file SQLite asks for (temp files,
+// a journal before journal_mode=MEMORY is set) is a MemoryFile that never leaves the process.
+
+#include "core/actor/sqlite_vfs.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "base/log.hpp"
+
+namespace rivetkit::core::sqlite {
+
+struct PagedFileState {
+    std::string name;
+    std::shared_ptr<PageStore> store;
+    bool loaded = false;
+    // Pages as last committed; nullopt = known to hold no bytes (reads as zeros).
+    std::unordered_map<std::uint32_t, std::optional<Bytes>> committed;
+    std::map<std::uint32_t, Bytes> dirty;
+    std::uint32_t committed_size_pages = 0;
+    std::uint32_t size_pages = 0;
+    std::optional<Error> last_error;
+};
+
+namespace {
+
+constexpr const char* kVfsName = "rivetkit-pages";
+constexpr std::size_t kPage = kSqlitePageSize;
+// A fetch also asks for up to this many unknown pages after the requested ones (inside the
+// file): scans then cost one round trip per kReadAhead pages instead of one per page.
+constexpr std::uint32_t kReadAhead = 16;
+
+std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::map<std::string, std::shared_ptr<PagedFileState>>& registry() {
+    static std::map<std::string, std::shared_ptr<PagedFileState>> files;
+    return files;
+}
+
+// The "in-header database size" of a database header page (bytes 28..31, big-endian).
+std::uint32_t header_size_pages(const Bytes& page1) {
+    if (page1.size() < 32)
+        return 0;
+    return (std::uint32_t(page1[28]) << 24) | (std::uint32_t(page1[29]) << 16) |
+           (std::uint32_t(page1[30]) << 8) | std::uint32_t(page1[31]);
+}
+
+bool known(const PagedFileState& f, std::uint32_t pgno) {
+    return f.dirty.contains(pgno) || f.committed.contains(pgno);
+}
+
+// Loads the pages of [first, last] that are neither dirty nor cached, plus read-ahead, in one
+// request. Reads of cached pages (the common case) allocate nothing.
+int fetch_missing(PagedFileState& f, std::uint32_t first, std::uint32_t last) {
+    std::uint32_t pgno = first;
+    while (pgno <= last && known(f, pgno))
+        ++pgno;
+    if (pgno > last)
+        return SQLITE_OK;
+    std::vector<std::uint32_t> missing;
+    for (; pgno <= last; ++pgno) {
+        if (!known(f, pgno))
+            missing.push_back(pgno);
+    }
+    const std::uint32_t ahead_end = std::min(f.size_pages, last + kReadAhead);
+    for (pgno = last + 1; pgno <= ahead_end && !known(f, pgno); ++pgno)
+        missing.push_back(pgno);
+    auto got = f.store->get_pages(missing);
+    if (!got.ok()) {
+        log::warn("sqlite page fetch failed",
+                  {{"actor_id", f.name}, {"error", got.error().to_string()}});
+        f.last_error = got.error();
+        return SQLITE_IOERR_READ;
+    }
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+        std::optional<Bytes> bytes = i < got->size() ? std::move((*got)[i]) : std::nullopt;
+        if (bytes && bytes->size() != kPage) {
+            f.last_error = Error("sqlite", "corrupt_page",
+                                 "page " + std::to_string(missing[i]) + " has " +
+                                     std::to_string(bytes->size()) + " bytes");
+            return SQLITE_IOERR_READ;
+        }
+        f.committed.emplace(missing[i], std::move(bytes));
+    }
+    return SQLITE_OK;
+}
+
+// The database's size comes from its header page, the only place the engine keeps it.
+int load(PagedFileState& f) {
+    if (f.loaded)
+        return SQLITE_OK;
+    if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
+        return rc;
+    const auto& page1 = f.committed.at(1);
+    f.committed_size_pages = page1 ? header_size_pages(*page1) : 0;
+    f.size_pages = f.committed_size_pages;
+    f.loaded = true;
+    return SQLITE_OK;
+}
+
+// Page `pgno` as the file reads it: dirty, else committed; nullptr for a page of zeros.
+const std::uint8_t* page_data(const PagedFileState& f, std::uint32_t pgno) {
+    if (auto d = f.dirty.find(pgno); d != f.dirty.end())
+        return d->second.data();
+    auto c = f.committed.find(pgno);
+    return c != f.committed.end() && c->second ? c->second->data() : nullptr;
+}
+
+void copy_from_page(const PagedFileState& f, std::uint32_t pgno, std::size_t offset, std::size_t n,
+                    std::uint8_t* out) {
+    if (const std::uint8_t* data = page_data(f, pgno)) {
+        std::memcpy(out, data + offset, n);
+    } else {
+        std::memset(out, 0, n);
+    }
+}
+
+// MARK: main database file
+
+struct PagedFile {
+    sqlite3_file base;
+    PagedFileState* state;
+};
+
+PagedFileState& state_of(sqlite3_file* file) {
+    return *reinterpret_cast<PagedFile*>(file)->state;
+}
+
+int paged_close(sqlite3_file*) {
+    return SQLITE_OK;
+}
+
+int paged_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) {
+    auto& f = state_of(file);
+    if (int rc = load(f); rc != SQLITE_OK)
+        return rc;
+    auto* out = static_cast<std::uint8_t*>(buf);
+    const std::uint64_t begin = static_cast<std::uint64_t>(offset);
+    const std::uint64_t end = begin + static_cast<std::uint64_t>(amount);
+    const std::uint64_t file_end = std::uint64_t(f.size_pages) * kPage;
+    const std::uint64_t readable_end = std::min(end, file_end);
+    if (begin < readable_end) {
+        const auto first = static_cast<std::uint32_t>(begin / kPage + 1);
+        const auto last = static_cast<std::uint32_t>((readable_end - 1) / kPage + 1);
+        if (int rc = fetch_missing(f, first, last); rc != SQLITE_OK)
+            return rc;
+    }
+    for (std::uint64_t pos = begin; pos < end;) {
+        if (pos >= file_end) {
+            std::memset(out + (pos - begin), 0, end - pos);
+            return SQLITE_IOERR_SHORT_READ;
+        }
+        const std::uint64_t in_page = pos % kPage;
+        const std::uint64_t n = std::min<std::uint64_t>(kPage - in_page, end - pos);
+        copy_from_page(f, static_cast<std::uint32_t>(pos / kPage + 1), in_page, n,
+                       out + (pos - begin));
+        pos += n;
+    }
+    return SQLITE_OK;
+}
+
+int paged_write(sqlite3_file* file, const void* buf, int amount, sqlite3_int64 offset) {
+    auto& f = state_of(file);
+    if (int rc = load(f); rc != SQLITE_OK)
+        return rc;
+    const auto* in = static_cast<const std::uint8_t*>(buf);
+    const std::uint64_t begin = static_cast<std::uint64_t>(offset);
+    const std::uint64_t end = begin + static_cast<std::uint64_t>(amount);
+    for (std::uint64_t pos = begin; pos < end;) {
+        const auto pgno = static_cast<std::uint32_t>(pos / kPage + 1);
+        const std::uint64_t in_page = pos % kPage;
+        const std::uint64_t n = std::min<std::uint64_t>(kPage - in_page, end - pos);
+        auto it = f.dirty.find(pgno);
+        if (it == f.dirty.end()) {
+            Bytes page(kPage);
+            if (n != kPage) {
+                if (pgno <= f.size_pages) {
+                    if (int rc = fetch_missing(f, pgno, pgno); rc != SQLITE_OK)
+                        return rc;
+                }
+                copy_from_page(f, pgno, 0, kPage, page.data());
+            }
+            it = f.dirty.emplace(pgno, std::move(page)).first;
+        }
+        std::memcpy(it->second.data() + in_page, in + (pos - begin), n);
+        f.size_pages = std::max(f.size_pages, pgno);
+        pos += n;
+    }
+    return SQLITE_OK;
+}
+
+int paged_truncate(sqlite3_file* file, sqlite3_int64 size) {
+    auto& f = state_of(file);
+    if (int rc = load(f); rc != SQLITE_OK)
+        return rc;
+    const auto pages =
+        static_cast<std::uint32_t>((static_cast<std::uint64_t>(size) + kPage - 1) / kPage);
+    f.dirty.erase(f.dirty.upper_bound(pages), f.dirty.end());
+    f.size_pages = pages;
+    return SQLITE_OK;
+}
+
+// The commit point (see the header): everything written since the last sync goes out at once.
+int paged_sync(sqlite3_file* file, int) {
+    auto& f = state_of(file);
+    if (f.dirty.empty() && f.size_pages == f.committed_size_pages)
+        return SQLITE_OK;
+    std::vector<envoy::SqliteDirtyPage> pages;
+    pages.reserve(f.dirty.size());
+    for (const auto& [pgno, bytes] : f.dirty)
+        pages.push_back(envoy::SqliteDirtyPage{pgno, bytes});
+    auto committed = f.store->commit(std::move(pages), f.size_pages);
+    if (!committed.ok()) {
+        log::warn("sqlite commit failed, transaction rolled back",
+                  {{"actor_id", f.name},
+                   {"dirty_pages", static_cast<unsigned long>(f.dirty.size())},
+                   {"error", committed.error().to_string()}});
+        f.last_error = committed.error();
+        f.dirty.clear();
+        f.size_pages = f.committed_size_pages;
+        return SQLITE_IOERR_FSYNC;
+    }
+    for (auto& [pgno, bytes] : f.dirty)
+        f.committed.insert_or_assign(pgno, std::optional<Bytes>(std::move(bytes)));
+    f.dirty.clear();
+    // Pages past the new end read as zeros if the file grows again, whatever the engine kept.
+    for (auto& [pgno, bytes] : f.committed) {
+        if (pgno > f.size_pages)
+            bytes.reset();
+    }
+    for (std::uint32_t p = f.size_pages + 1; p <= f.committed_size_pages; ++p)
+        f.committed.insert_or_assign(p, std::nullopt);
+    f.committed_size_pages = f.size_pages;
+    return SQLITE_OK;
+}
+
+int paged_file_size(sqlite3_file* file, sqlite3_int64* size) {
+    auto& f = state_of(file);
+    if (int rc = load(f); rc != SQLITE_OK)
+        return rc;
+    *size = static_cast<sqlite3_int64>(f.size_pages) * static_cast<sqlite3_int64>(kPage);
+    return SQLITE_OK;
+}
+
+// One connection per database and no other process: locks always succeed.
+int no_lock(sqlite3_file*, int) {
+    return SQLITE_OK;
+}
+int no_reserved_lock(sqlite3_file*, int* out) {
+    *out = 0;
+    return SQLITE_OK;
+}
+int no_file_control(sqlite3_file*, int, void*) {
+    return SQLITE_NOTFOUND;
+}
+int page_sector_size(sqlite3_file*) {
+    return static_cast<int>(kPage);
+}
+int paged_device_characteristics(sqlite3_file*) {
+    return SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+}
+
+sqlite3_io_methods make_methods(int (*close)(sqlite3_file*),
+                                int (*read)(sqlite3_file*, void*, int, sqlite3_int64),
+                                int (*write)(sqlite3_file*, const void*, int, sqlite3_int64),
+                                int (*truncate)(sqlite3_file*, sqlite3_int64),
+                                int (*sync)(sqlite3_file*, int),
+                                int (*file_size)(sqlite3_file*, sqlite3_int64*),
+                                int (*device_characteristics)(sqlite3_file*)) {
+    sqlite3_io_methods m{};
+    m.iVersion = 1;
+    m.xClose = close;
+    m.xRead = read;
+    m.xWrite = write;
+    m.xTruncate = truncate;
+    m.xSync = sync;
+    m.xFileSize = file_size;
+    m.xLock = no_lock;
+    m.xUnlock = no_lock;
+    m.xCheckReservedLock = no_reserved_lock;
+    m.xFileControl = no_file_control;
+    m.xSectorSize = page_sector_size;
+    m.xDeviceCharacteristics = device_characteristics;
+    return m;
+}
+
+const sqlite3_io_methods kPagedMethods =
+    make_methods(paged_close, paged_read, paged_write, paged_truncate, paged_sync, paged_file_size,
+                 paged_device_characteristics);
+
+// MARK: in-memory files (everything but the main database)
+
+struct MemoryFile {
+    sqlite3_file base;
+    std::vector<std::uint8_t>* data;
+};
+
+std::vector<std::uint8_t>& data_of(sqlite3_file* file) {
+    return *reinterpret_cast<MemoryFile*>(file)->data;
+}
+
+int memory_close(sqlite3_file* file) {
+    delete reinterpret_cast<MemoryFile*>(file)->data;
+    return SQLITE_OK;
+}
+
+int memory_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) {
+    auto& d = data_of(file);
+    const auto begin = static_cast<std::size_t>(offset);
+    const auto n = static_cast<std::size_t>(amount);
+    const std::size_t available = begin < d.size() ? std::min(n, d.size() - begin) : 0;
+    if (available > 0)
+        std::memcpy(buf, d.data() + begin, available);
+    if (available < n) {
+        std::memset(static_cast<std::uint8_t*>(buf) + available, 0, n - available);
+        return SQLITE_IOERR_SHORT_READ;
+    }
+    return SQLITE_OK;
+}
+
+int memory_write(sqlite3_file* file, const void* buf, int amount, sqlite3_int64 offset) {
+    auto& d = data_of(file);
+    const auto end = static_cast<std::size_t>(offset) + static_cast<std::size_t>(amount);
+    if (d.size() < end)
+        d.resize(end);
+    std::memcpy(d.data() + offset, buf, static_cast<std::size_t>(amount));
+    return SQLITE_OK;
+}
+
+int memory_truncate(sqlite3_file* file, sqlite3_int64 size) {
+    data_of(file).resize(static_cast<std::size_t>(size));
+    return SQLITE_OK;
+}
+
+int memory_sync(sqlite3_file*, int) {
+    return SQLITE_OK;
+}
+
+int memory_file_size(sqlite3_file* file, sqlite3_int64* size) {
+    *size = static_cast<sqlite3_int64>(data_of(file).size());
+    return SQLITE_OK;
+}
+
+int memory_device_characteristics(sqlite3_file*) {
+    return 0;
+}
+
+const sqlite3_io_methods kMemoryMethods =
+    make_methods(memory_close, memory_read, memory_write, memory_truncate, memory_sync,
+                 memory_file_size, memory_device_characteristics);
+
+// MARK: the VFS
+
+sqlite3_vfs* default_vfs() {
+    static sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+    return vfs;
+}
+
+int vfs_open(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* out_flags) {
+    if (out_flags != nullptr)
+        *out_flags = flags;
+    if ((flags & SQLITE_OPEN_MAIN_DB) != 0 && name != nullptr) {
+        std::shared_ptr<PagedFileState> state;
+        {
+            std::lock_guard lock(registry_mutex());
+            auto it = registry().find(name);
+            if (it != registry().end())
+                state = it->second;
+        }
+        if (!state)
+            return SQLITE_CANTOPEN;
+        auto* paged = reinterpret_cast<PagedFile*>(file);
+        paged->state = state.get();
+        paged->base.pMethods = &kPagedMethods;
+        return SQLITE_OK;
+    }
+    auto* memory = reinterpret_cast<MemoryFile*>(file);
+    memory->data = new std::vector<std::uint8_t>();
+    memory->base.pMethods = &kMemoryMethods;
+    return SQLITE_OK;
+}
+
+int vfs_delete(sqlite3_vfs*, const char*, int) {
+    return SQLITE_OK;
+}
+
+// No journal or WAL file ever exists between connections.
+int vfs_access(sqlite3_vfs*, const char*, int, int* out) {
+    *out = 0;
+    return SQLITE_OK;
+}
+
+int vfs_full_pathname(sqlite3_vfs*, const char* name, int out_size, char* out) {
+    sqlite3_snprintf(out_size, out, "%s", name);
+    return SQLITE_OK;
+}
+
+int vfs_randomness(sqlite3_vfs*, int n, char* out) {
+    return default_vfs()->xRandomness(default_vfs(), n, out);
+}
+int vfs_sleep(sqlite3_vfs*, int micros) {
+    return default_vfs()->xSleep(default_vfs(), micros);
+}
+int vfs_current_time(sqlite3_vfs*, double* out) {
+    return default_vfs()->xCurrentTime(default_vfs(), out);
+}
+int vfs_current_time_int64(sqlite3_vfs*, sqlite3_int64* out) {
+    return default_vfs()->xCurrentTimeInt64(default_vfs(), out);
+}
+int vfs_get_last_error(sqlite3_vfs*, int, char*) {
+    return 0;
+}
+
+sqlite3_vfs make_vfs() {
+    sqlite3_vfs vfs{};
+    vfs.iVersion = 2;
+    vfs.szOsFile = static_cast<int>(std::max(sizeof(PagedFile), sizeof(MemoryFile)));
+    vfs.mxPathname = 512;
+    vfs.zName = kVfsName;
+    vfs.xOpen = vfs_open;
+    vfs.xDelete = vfs_delete;
+    vfs.xAccess = vfs_access;
+    vfs.xFullPathname = vfs_full_pathname;
+    vfs.xRandomness = vfs_randomness;
+    vfs.xSleep = vfs_sleep;
+    vfs.xCurrentTime = vfs_current_time;
+    vfs.xGetLastError = vfs_get_last_error;
+    vfs.xCurrentTimeInt64 = vfs_current_time_int64;
+    return vfs;
+}
+
+Error sqlite_error(sqlite3* db, int rc, const std::string& what) {
+    std::string message = what + ": ";
+    message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    return Error("sqlite", "open_failed", std::move(message));
+}
+
+}  // namespace
+
+Error storage_error(const Error& store_error) {
+    return Error("sqlite", "storage_error", store_error.id() + ": " + store_error.message(),
+                 R"({"cause":")" + store_error.id() + R"("})");
+}
+
+const char* register_page_vfs() {
+    static const int registered = [] {
+        static sqlite3_vfs vfs = make_vfs();
+        return sqlite3_vfs_register(&vfs, 0);
+    }();
+    if (registered != SQLITE_OK)
+        log::error("sqlite vfs registration failed", {{"rc", registered}});
+    return kVfsName;
+}
+
+Result<std::unique_ptr<Connection>> Connection::open(std::string name,
+                                                     std::shared_ptr<PageStore> store) {
+    const char* vfs = register_page_vfs();
+    auto state = std::make_shared<PagedFileState>();
+    state->name = name;
+    state->store = std::move(store);
+    {
+        std::lock_guard lock(registry_mutex());
+        if (!registry().emplace(name, state).second) {
+            return Error("sqlite", "already_open",
+                         "a database named " + name + " is already open in this process");
+        }
+    }
+    std::unique_ptr<Connection> conn(new Connection());
+    conn->name_ = name;
+    conn->file_ = state;
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(name.c_str(), &db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs);
+    conn->db_ = db;
+    if (rc != SQLITE_OK) {
+        if (auto store_error = conn->take_store_error())
+            return storage_error(*store_error);
+        return sqlite_error(db, rc, "open");
+    }
+    sqlite3_extended_result_codes(db, 1);
+    // page_size only takes effect on a new database; the VFS requires it either way.
+    const char* pragmas =
+        "PRAGMA page_size = 4096;"
+        "PRAGMA journal_mode = MEMORY;"
+        "PRAGMA synchronous = NORMAL;"
+        "PRAGMA temp_store = MEMORY;"
+        "PRAGMA auto_vacuum = NONE;";
+    char* err = nullptr;
+    rc = sqlite3_exec(db, pragmas, nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
+        std::string message = err != nullptr ? err : sqlite3_errstr(rc);
+        sqlite3_free(err);
+        if (auto store_error = conn->take_store_error())
+            return storage_error(*store_error);
+        return Error("sqlite", "open_failed", "pragmas: " + message);
+    }
+    return conn;
+}
+
+Connection::~Connection() {
+    if (db_ != nullptr)
+        sqlite3_close_v2(static_cast<sqlite3*>(db_));
+    std::lock_guard lock(registry_mutex());
+    auto it = registry().find(name_);
+    if (it != registry().end() && it->second == file_)
+        registry().erase(it);
+}
+
+std::optional<Error> Connection::take_store_error() {
+    if (!file_)
+        return std::nullopt;
+    return std::exchange(file_->last_error, std::nullopt);
+}
+
+}  // namespace rivetkit::core::sqlite

@@ -1,0 +1,152 @@
+// SQLite page requests (get_pages, commit): one u32 id space per envoy process, one pending entry
+// per request until its response, timeout (on the envoy's clock) or the envoy's end — the same
+// life as a KV request. Requests made while disconnected, and requests in flight when a
+// connection drops, are (re)sent after the next ToEnvoyInit. A re-sent get_pages is harmless; a
+// re-sent commit that the engine had already applied fails its head-txid fence instead of being
+// applied twice, so the database never moves past what its writer saw.
+
+#include <utility>
+
+#include "base/log.hpp"
+#include "envoy/state.hpp"
+#include "runtime/timeout.hpp"
+
+namespace rivetkit::envoy::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+void set_request_id(proto::ToRivet& message, std::uint32_t id) {
+    if (auto* pages = std::get_if<proto::ToRivetSqliteGetPagesRequest>(&message.value)) {
+        pages->request_id = id;
+    } else if (auto* commit = std::get_if<proto::ToRivetSqliteCommitRequest>(&message.value)) {
+        commit->request_id = id;
+    }
+}
+
+}  // namespace
+
+void handle_sqlite_response(EnvoyState& st, std::uint32_t request_id, SqliteResponse response) {
+    auto it = st.sqlite_pending.find(request_id);
+    if (it == st.sqlite_pending.end()) {
+        log::warn("sqlite response for unknown request ignored",
+                  {{"request_id", static_cast<unsigned>(request_id)}});
+        return;
+    }
+    auto pending = std::move(it->second);
+    st.sqlite_pending.erase(it);
+    pending.reply.send(Result<SqliteResponse>(std::move(response)));
+}
+
+void resend_pending_sqlite(EnvoyState& st) {
+    for (const auto& [id, pending] : st.sqlite_pending)
+        st.outbox.push_back(pending.frame);
+}
+
+void fail_pending_sqlite(EnvoyState& st, const Error& error) {
+    auto pending = std::move(st.sqlite_pending);
+    st.sqlite_pending.clear();
+    for (auto& [id, p] : pending)
+        p.reply.send(Result<SqliteResponse>(error));
+}
+
+asio::awaitable<Result<SqliteResponse>> sqlite_request(std::shared_ptr<EnvoyState> st,
+                                                       std::string actor_id,
+                                                       proto::ToRivet message) {
+    if (st->stopped || (st->shutting_down && !st->connected))
+        co_return envoy_error("shutdown", "envoy is shut down");
+    std::uint32_t id = st->next_sqlite_request_id++;
+    set_request_id(message, id);
+    auto [tx, rx] = rt::oneshot<Result<SqliteResponse>>();
+    Bytes frame = st->encode(message);
+    if (st->connected) {
+        st->outbox.push_back(frame);
+        st->outbox_ready.notify_one();
+    }
+    st->sqlite_pending.emplace(id, PendingSqlite{actor_id, std::move(tx), std::move(frame)});
+
+    auto waiting = rx.recv();
+    std::optional<std::optional<Result<SqliteResponse>>> reply =
+        co_await rt::timeout(st->clock, st->config.sqlite_request_timeout, std::move(waiting));
+    if (!reply) {
+        st->sqlite_pending.erase(id);
+        log::warn("sqlite request timed out",
+                  {{"actor_id", actor_id}, {"request_id", static_cast<unsigned>(id)}});
+        co_return Error("sqlite", "timeout", "sqlite request timed out");
+    }
+    if (!*reply)
+        co_return envoy_error("shutdown", "envoy is shut down");
+    co_return std::move(**reply);
+}
+
+}  // namespace rivetkit::envoy::detail
+
+namespace rivetkit::envoy {
+
+namespace asio = boost::asio;
+namespace proto = rivetkit::proto::envoy_v8;
+
+namespace {
+
+Error engine_sqlite_error(const proto::SqliteErrorResponse& e) {
+    return Error(e.group, e.code, e.message);
+}
+
+Error unexpected_sqlite_response(const char* what) {
+    return Error("sqlite", "unexpected_response",
+                 std::string("unexpected response to a sqlite ") + what + " request");
+}
+
+}  // namespace
+
+asio::awaitable<Result<SqliteGetPagesResult>> EnvoyHandle::sqlite_get_pages(
+    std::string actor_id, std::vector<std::uint32_t> pgnos, SqliteFence fence) const {
+    auto st = state_;
+    proto::SqliteGetPagesRequest data{actor_id, std::move(pgnos), fence.generation,
+                                      fence.head_txid};
+    proto::ToRivet message{proto::ToRivetSqliteGetPagesRequest{0, std::move(data)}};
+    auto op = detail::sqlite_request(st, std::move(actor_id), std::move(message));
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    auto* response = std::get_if<proto::SqliteGetPagesResponse>(&*r);
+    if (response == nullptr)
+        co_return unexpected_sqlite_response("get_pages");
+    if (auto* e = response->get_if<proto::SqliteErrorResponse>())
+        co_return engine_sqlite_error(*e);
+    auto& ok = std::get<proto::SqliteGetPagesOk>(response->value);
+    SqliteGetPagesResult out;
+    out.head_txid = ok.head_txid;
+    out.pages.reserve(ok.pages.size());
+    for (auto& page : ok.pages)
+        out.pages.push_back(SqlitePage{page.pgno, std::move(page.bytes)});
+    co_return out;
+}
+
+asio::awaitable<Result<std::optional<std::uint64_t>>> EnvoyHandle::sqlite_commit(
+    std::string actor_id, SqliteCommit commit, SqliteFence fence) const {
+    auto st = state_;
+    proto::SqliteCommitRequest data;
+    data.actor_id = actor_id;
+    data.dirty_pages.reserve(commit.dirty_pages.size());
+    for (auto& page : commit.dirty_pages)
+        data.dirty_pages.push_back(proto::SqliteDirtyPage{page.pgno, std::move(page.bytes)});
+    data.db_size_pages = commit.db_size_pages;
+    data.now_ms = commit.now_ms;
+    data.expected_generation = fence.generation;
+    data.expected_head_txid = fence.head_txid;
+    proto::ToRivet message{proto::ToRivetSqliteCommitRequest{0, std::move(data)}};
+    auto op = detail::sqlite_request(st, std::move(actor_id), std::move(message));
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    auto* response = std::get_if<proto::SqliteCommitResponse>(&*r);
+    if (response == nullptr)
+        co_return unexpected_sqlite_response("commit");
+    if (auto* e = response->get_if<proto::SqliteErrorResponse>())
+        co_return engine_sqlite_error(*e);
+    co_return std::get<proto::SqliteCommitOk>(response->value).head_txid;
+}
+
+}  // namespace rivetkit::envoy

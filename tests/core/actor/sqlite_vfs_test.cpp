@@ -1,0 +1,356 @@
+// The page VFS and the database API against an in-memory page store that behaves like the
+// engine's (atomic commits, missing pages, injected failures).
+
+#include "core/actor/sqlite_vfs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <map>
+#include <mutex>
+
+#include "core/actor/sqlite_database.hpp"
+
+namespace asio = boost::asio;
+using rivetkit::Bytes;
+using rivetkit::Error;
+using rivetkit::Result;
+using rivetkit::Status;
+using namespace rivetkit::core::sqlite;
+
+namespace {
+
+class MemoryPageStore final : public PageStore {
+  public:
+    Result<std::vector<std::optional<Bytes>>> get_pages(
+        const std::vector<std::uint32_t>& pgnos) override {
+        std::lock_guard lock(mutex_);
+        ++reads;
+        if (fail_reads)
+            return Error("depot", "unavailable", "injected read failure");
+        std::vector<std::optional<Bytes>> out;
+        for (auto pgno : pgnos) {
+            auto it = pages.find(pgno);
+            if (it == pages.end() || pgno > size_pages) {
+                out.emplace_back(std::nullopt);
+            } else {
+                out.emplace_back(it->second);
+            }
+        }
+        return out;
+    }
+
+    Status commit(std::vector<rivetkit::envoy::SqliteDirtyPage> dirty,
+                  std::uint32_t db_size_pages) override {
+        std::lock_guard lock(mutex_);
+        if (dirty.size() > max_commit_pages) {
+            return Error("depot", "commit_too_large",
+                         "sqlite commit too large: " + std::to_string(dirty.size()) + " pages");
+        }
+        if (fail_commits > 0) {
+            --fail_commits;
+            return Error("depot", "head_fence_mismatch", "injected commit failure");
+        }
+        for (auto& page : dirty) {
+            EXPECT_EQ(page.bytes.size(), kSqlitePageSize);
+            pages[page.pgno] = std::move(page.bytes);
+        }
+        size_pages = db_size_pages;
+        ++commits;
+        return {};
+    }
+
+    std::map<std::uint32_t, Bytes> pages;
+    std::uint32_t size_pages = 0;
+    int commits = 0;
+    int reads = 0;
+    int fail_commits = 0;
+    bool fail_reads = false;
+    // The engine's limit (upstream depot MAX_COMMIT_DIRTY_PAGES).
+    std::size_t max_commit_pages = 320;
+
+  private:
+    std::mutex mutex_;
+};
+
+std::unique_ptr<Connection> open(const std::string& name, std::shared_ptr<PageStore> store) {
+    auto conn = Connection::open(name, std::move(store));
+    EXPECT_TRUE(conn.ok()) << (conn.ok() ? "" : conn.error().to_string());
+    return conn.ok() ? std::move(conn).value() : nullptr;
+}
+
+std::int64_t count_rows(Session& s, const std::string& table) {
+    auto r = s.query("SELECT count(*) FROM " + table);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+    return r.ok() ? std::get<std::int64_t>(r->rows.at(0).at(0)) : -1;
+}
+
+void expect_integrity(Session& s) {
+    auto r = s.query("PRAGMA integrity_check");
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(std::get<std::string>(r->rows.at(0).at(0)), "ok");
+}
+
+}  // namespace
+
+TEST(SqliteVfs, DataSurvivesReopeningFromTheStore) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = open("vfs-reopen", store);
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)").ok());
+        auto inserted = s.run("INSERT INTO t (name, data) VALUES (?, ?)",
+                              {Value(std::string("alice")), Value(Bytes{1, 2, 3})});
+        ASSERT_TRUE(inserted.ok()) << inserted.error().to_string();
+        EXPECT_EQ(inserted->changes, 1);
+        EXPECT_EQ(inserted->last_insert_rowid, 1);
+    }
+    EXPECT_GE(store->commits, 2);
+    EXPECT_EQ(store->size_pages, 2u);
+    // The header page carries the size the VFS reads back.
+    ASSERT_TRUE(store->pages.contains(1));
+
+    auto conn = open("vfs-reopen", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    auto rows = s.query("SELECT id, name, data, 1.5, NULL FROM t");
+    ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+    ASSERT_EQ(rows->rows.size(), 1u);
+    EXPECT_EQ(rows->columns, (std::vector<std::string>{"id", "name", "data", "1.5", "NULL"}));
+    const auto& row = rows->rows[0];
+    EXPECT_EQ(std::get<std::int64_t>(row[0]), 1);
+    EXPECT_EQ(std::get<std::string>(row[1]), "alice");
+    EXPECT_EQ(std::get<Bytes>(row[2]), (Bytes{1, 2, 3}));
+    EXPECT_EQ(std::get<double>(row[3]), 1.5);
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(row[4]));
+    expect_integrity(s);
+}
+
+TEST(SqliteVfs, ColdScanReadsAheadInsteadOfOneRequestPerPage) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = open("vfs-read-ahead", store);
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (payload BLOB);"
+                           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 200) INSERT INTO t SELECT zeroblob(3000) FROM n;")
+                        .ok());
+    }
+    ASSERT_GT(store->size_pages, 200u);
+    store->reads = 0;
+    auto conn = open("vfs-read-ahead", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    EXPECT_EQ(count_rows(s, "t"), 200);
+    auto sum = s.query("SELECT sum(length(payload)) FROM t");
+    ASSERT_TRUE(sum.ok());
+    EXPECT_EQ(std::get<std::int64_t>(sum->rows.at(0).at(0)), 600000);
+    EXPECT_LE(store->reads, 20) << "pages were fetched one at a time";
+}
+
+TEST(SqliteVfs, OneTransactionIsOneCommit) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-one-commit", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER)").ok());
+    int before = store->commits;
+    ASSERT_TRUE(s.exec("BEGIN; INSERT INTO t VALUES (1); INSERT INTO t VALUES (2);"
+                       "INSERT INTO t VALUES (3); COMMIT;")
+                    .ok());
+    EXPECT_EQ(store->commits, before + 1);
+    ASSERT_TRUE(s.exec("BEGIN; INSERT INTO t VALUES (4); ROLLBACK;").ok());
+    EXPECT_EQ(store->commits, before + 1) << "a rolled back transaction reached the store";
+    EXPECT_EQ(count_rows(s, "t"), 3);
+}
+
+TEST(SqliteVfs, FailedCommitLeavesThePreviousConsistentState) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-failed-commit", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, payload BLOB)").ok());
+    ASSERT_TRUE(s.run("INSERT INTO t (payload) VALUES (zeroblob(100))").ok());
+    const auto pages_before = store->pages;
+    const auto size_before = store->size_pages;
+
+    // A transaction that spans many pages (a small cache forces SQLite to spill some of them to
+    // the file before the commit), then the commit fails.
+    ASSERT_TRUE(s.exec("PRAGMA cache_size = 5").ok());
+    ASSERT_TRUE(s.exec("BEGIN").ok());
+    for (int i = 0; i < 60; ++i)
+        ASSERT_TRUE(s.run("INSERT INTO t (payload) VALUES (zeroblob(3000))").ok());
+    EXPECT_EQ(count_rows(s, "t"), 61);
+    store->fail_commits = 1;
+    auto committed = s.exec("COMMIT");
+    ASSERT_FALSE(committed.ok());
+    EXPECT_EQ(committed.error().id(), "sqlite/storage_error") << committed.error().to_string();
+    EXPECT_EQ(committed.error().metadata(), R"({"cause":"depot/head_fence_mismatch"})");
+    (void)s.exec("ROLLBACK");
+
+    EXPECT_EQ(store->pages, pages_before);
+    EXPECT_EQ(store->size_pages, size_before);
+    EXPECT_EQ(count_rows(s, "t"), 1);
+    expect_integrity(s);
+
+    // The connection keeps working, and a fresh one sees exactly what was committed.
+    ASSERT_TRUE(s.run("INSERT INTO t (payload) VALUES (x'01')").ok());
+    EXPECT_EQ(count_rows(s, "t"), 2);
+    conn.reset();
+    auto reopened = open("vfs-failed-commit", store);
+    ASSERT_TRUE(reopened);
+    Session fresh(*reopened);
+    EXPECT_EQ(count_rows(fresh, "t"), 2);
+    expect_integrity(fresh);
+}
+
+// A transaction larger than one engine commit fails as a whole (no staged commit yet).
+TEST(SqliteVfs, TransactionOverTheCommitLimitFailsAndChangesNothing) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-too-large", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (payload BLOB); INSERT INTO t VALUES (x'00');").ok());
+    const auto pages_before = store->pages;
+    auto big = s.exec(
+        "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+        "WHERE i < 400) INSERT INTO t SELECT zeroblob(4000) FROM n; COMMIT;");
+    ASSERT_FALSE(big.ok());
+    EXPECT_EQ(big.error().metadata(), R"({"cause":"depot/commit_too_large"})")
+        << big.error().to_string();
+    (void)s.exec("ROLLBACK");
+    EXPECT_EQ(store->pages, pages_before);
+    EXPECT_EQ(count_rows(s, "t"), 1);
+    expect_integrity(s);
+    // Smaller transactions still go through.
+    ASSERT_TRUE(s.exec("BEGIN; INSERT INTO t VALUES (zeroblob(4000)); COMMIT;").ok());
+    EXPECT_EQ(count_rows(s, "t"), 2);
+}
+
+TEST(SqliteVfs, FailedAutocommitStatementIsNotApplied) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-failed-autocommit", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER)").ok());
+    store->fail_commits = 1;
+    auto inserted = s.run("INSERT INTO t VALUES (7)");
+    ASSERT_FALSE(inserted.ok());
+    EXPECT_EQ(inserted.error().id(), "sqlite/storage_error");
+    EXPECT_EQ(count_rows(s, "t"), 0);
+    ASSERT_TRUE(s.run("INSERT INTO t VALUES (8)").ok());
+    auto rows = s.query("SELECT v FROM t");
+    ASSERT_TRUE(rows.ok());
+    ASSERT_EQ(rows->rows.size(), 1u);
+    EXPECT_EQ(std::get<std::int64_t>(rows->rows[0][0]), 8);
+}
+
+TEST(SqliteVfs, ReadFailureIsAStorageErrorAndTheStoreIsUntouched) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = open("vfs-read-failure", store);
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1);").ok());
+    }
+    store->fail_reads = true;
+    auto conn = Connection::open("vfs-read-failure", store);
+    ASSERT_FALSE(conn.ok());
+    EXPECT_EQ(conn.error().id(), "sqlite/storage_error") << conn.error().to_string();
+    EXPECT_EQ(conn.error().metadata(), R"({"cause":"depot/unavailable"})");
+    store->fail_reads = false;
+    auto again = open("vfs-read-failure", store);
+    ASSERT_TRUE(again);
+    Session s(*again);
+    EXPECT_EQ(count_rows(s, "t"), 1);
+}
+
+TEST(SqliteVfs, StatementErrorsAreStructured) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-errors", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER UNIQUE)").ok());
+    auto wrong_params = s.run("INSERT INTO t VALUES (?)", {});
+    ASSERT_FALSE(wrong_params.ok());
+    EXPECT_EQ(wrong_params.error().id(), "sqlite/invalid_bind_parameter");
+    ASSERT_TRUE(s.run("INSERT INTO t VALUES (?)", {Value(std::int64_t{1})}).ok());
+    auto duplicate = s.run("INSERT INTO t VALUES (?)", {Value(std::int64_t{1})});
+    ASSERT_FALSE(duplicate.ok());
+    EXPECT_EQ(duplicate.error().id(), "sqlite/constraint");
+    auto bad = s.query("SELEC 1");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().id(), "sqlite/query_error");
+    auto two = s.query("SELECT 1; SELECT 2");
+    ASSERT_FALSE(two.ok());
+    EXPECT_EQ(two.error().id(), "sqlite/query_error");
+    auto dup = Connection::open("vfs-errors", store);
+    ASSERT_FALSE(dup.ok());
+    EXPECT_EQ(dup.error().id(), "sqlite/already_open");
+}
+
+// The async API: SQLite runs on the worker pool, the caller's coroutine stays on its io thread.
+TEST(SqliteDatabase, RunsOnTheWorkerAndTransactionsRollBackOnError) {
+    auto store = std::make_shared<MemoryPageStore>();
+    asio::io_context io;
+    auto done = asio::co_spawn(
+        io,
+        [store, &io]() -> asio::awaitable<void> {
+            std::string name = "db-async";
+            auto opened = co_await Database::open(name, store);
+            EXPECT_TRUE(opened.ok());
+            if (!opened.ok())
+                co_return;
+            auto db = *opened;
+            std::string create = "CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)";
+            auto made = co_await db->exec(create);
+            EXPECT_TRUE(made.ok());
+            std::vector<Value> params{Value(std::string("a")), Value(std::int64_t{1})};
+            std::string insert = "INSERT INTO kv VALUES (?, ?)";
+            auto put = co_await db->run(insert, params);
+            EXPECT_TRUE(put.ok());
+            EXPECT_TRUE(io.get_executor().running_in_this_thread());
+
+            std::function<Status(Session&)> failing = [](Session& s) -> Status {
+                if (auto r = s.run("INSERT INTO kv VALUES ('b', 2)"); !r.ok())
+                    return r.error();
+                return Error("test", "abort", "body failed");
+            };
+            auto failed = co_await db->transaction(failing);
+            EXPECT_FALSE(failed.ok());
+            EXPECT_EQ(failed.error().id(), "test/abort");
+
+            std::function<Status(Session&)> body = [](Session& s) -> Status {
+                if (auto r = s.run("INSERT INTO kv VALUES ('c', 3)"); !r.ok())
+                    return r.error();
+                if (auto r = s.run("UPDATE kv SET v = v + 10 WHERE k = 'a'"); !r.ok())
+                    return r.error();
+                return {};
+            };
+            auto ok = co_await db->transaction(body);
+            EXPECT_TRUE(ok.ok());
+            std::string select = "SELECT k, v FROM kv ORDER BY k";
+            auto rows = co_await db->query(select);
+            EXPECT_TRUE(rows.ok());
+            if (rows.ok()) {
+                EXPECT_EQ(rows->rows.size(), 2u);
+                EXPECT_EQ(std::get<std::string>(rows->rows.at(0).at(0)), "a");
+                EXPECT_EQ(std::get<std::int64_t>(rows->rows.at(0).at(1)), 11);
+                EXPECT_EQ(std::get<std::string>(rows->rows.at(1).at(0)), "c");
+            }
+            co_await db->close();
+            std::string one = "SELECT 1";
+            auto after = co_await db->query(one);
+            EXPECT_FALSE(after.ok());
+            if (!after.ok()) {
+                EXPECT_EQ(after.error().id(), "sqlite/closed");
+            }
+        },
+        asio::use_future);
+    io.run();
+    done.get();
+}
