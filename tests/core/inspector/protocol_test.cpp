@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bare/codec.hpp"
 #include "core/inspector/auth.hpp"
+#include "proto/inspector_v1.hpp"
+#include "proto/inspector_v3.hpp"
 
 namespace rivetkit::core::inspector {
 namespace {
@@ -196,6 +199,61 @@ TEST(InspectorProtocol, ServerMessagesEncodeAsTheTypeScriptV4V5V6Frames) {
         EXPECT_EQ(message_kind(body), tag);
     }
     EXPECT_EQ(checked, 51u);
+}
+
+// Older negotiated versions (no TypeScript vectors: the shipped handler cannot write them, see
+// generate_inspector.mjs): what each version lacks becomes upstream's dropped Error, and Init
+// loses its newer fields (v1: an empty events list after the connections).
+template <typename ToClient>
+ToClient decoded_as(const Bytes& bytes) {
+    ToClient out{};
+    auto err = bare::decode_into(bytes, out);
+    EXPECT_FALSE(err.has_value()) << err->to_error().message();
+    return out;
+}
+
+TEST(InspectorProtocol, OlderVersionsGetTheirOwnInitAndDroppedErrors) {
+    namespace v1 = proto::inspector_v1;
+    namespace v3 = proto::inspector_v3;
+    wire::Init init;
+    init.connections = {wire::Connection{"c1", {0xa0}}};
+    init.state = kCountState;
+    init.is_state_enabled = true;
+    init.rpcs = {"increment"};
+    init.queue_size = 3;
+    init.schedules = {wire::Schedule{}};
+    auto old = decoded_as<v1::ToClient>(encode_server_message(response(init), WireMode{1, false}));
+    auto* old_init = old.body.get_if<v1::Init>();
+    ASSERT_NE(old_init, nullptr);
+    EXPECT_EQ(old_init->connections, (std::vector<v1::Connection>{{"c1", {0xa0}}}));
+    EXPECT_TRUE(old_init->events.empty());
+    EXPECT_EQ(old_init->state, kCountState);
+    EXPECT_EQ(old_init->rpcs, std::vector<std::string>{"increment"});
+
+    const std::vector<std::pair<wire::ToClientBody, std::string>> dropped_v1{
+        {response(wire::QueueUpdated{1}), "inspector.queue_dropped"},
+        {response(wire::TraceQueryResponse{1, {}}), "inspector.trace_dropped"},
+        {response(wire::WorkflowHistoryUpdated{{}}), "inspector.workflow_history_dropped"},
+        {response(wire::DatabaseSchemaResponse{1, {}}), "inspector.database_dropped"},
+        {response(wire::SchedulesResponse{1, {}}), "inspector.schedules_dropped"},
+    };
+    for (const auto& [body, code] : dropped_v1) {
+        auto got = decoded_as<v1::ToClient>(encode_server_message(body, WireMode{1, false}));
+        auto* error = got.body.get_if<v1::Error>();
+        ASSERT_NE(error, nullptr) << code;
+        EXPECT_EQ(error->message, code);
+    }
+    auto replay = decoded_as<v3::ToClient>(encode_server_message(
+        response(wire::WorkflowReplayResponse{1, std::nullopt, true}), WireMode{3, false}));
+    auto* replay_error = replay.body.get_if<v3::Error>();
+    ASSERT_NE(replay_error, nullptr);
+    EXPECT_EQ(replay_error->message, "inspector.workflow_history_dropped");
+    // Present in v3: same fields, v3's tag.
+    auto rows = decoded_as<v3::ToClient>(encode_server_message(
+        response(wire::DatabaseTableRowsResponse{5, {0x80}}), WireMode{3, false}));
+    auto* rows_body = rows.body.get_if<v3::DatabaseTableRowsResponse>();
+    ASSERT_NE(rows_body, nullptr);
+    EXPECT_EQ(rows_body->rid, 5u);
 }
 
 void expect_invalid(const Bytes& payload, std::string_view needle) {
