@@ -139,6 +139,8 @@ TEST_F(InspectorInterop, OfficialV6ClientPathListsAndDeletesSchedules) {
     ASSERT_TRUE(scheduled);
 
     auto r = scenario("inspector-v6", {"--key", key});
+    // What the UI reads to choose negotiated framing (2.3.4+), and its CURRENT_VERSION.
+    EXPECT_EQ(r["metadataVersion"], "2.3.19") << r.dump(2);
     EXPECT_EQ(r["version"], 6) << r.dump(2);
     const json& init = r["init"];
     EXPECT_EQ(init["state"], json({{"count", 3}})) << init.dump(2);

@@ -29,8 +29,6 @@ inline constexpr std::uint16_t kProtocolVersion = 6;
 inline constexpr std::uint16_t kLegacyEmbeddedVersion = 5;
 // QueueRequest limits above this are clamped (upstream's MAX_QUEUE_STATUS_LIMIT).
 inline constexpr std::uint32_t kMaxQueueStatusLimit = 200;
-// ScheduleHistoryRequest limits are clamped to [1, this] (upstream's inspector_ws.rs).
-inline constexpr std::uint64_t kMaxScheduleHistoryLimit = 1000;
 
 struct WireMode {
     std::uint16_t version = kLegacyEmbeddedVersion;

@@ -9,13 +9,14 @@
 // Error{"group.code: message"} when one fails or a frame does not decode, logged with actor_id;
 // the socket stays open), the state overlay the actor task broadcasts while an inspector is
 // attached (StateUpdated with unsaved state, debounced by the task), and the context's inspector
-// signals (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated).
+// signals (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated,
+// and to v6 sockets SchedulesUpdated when a scheduled event is added, cancelled or fired).
 //
 // Versions: the socket's wire mode comes from `?protocol_version=N` on the connect path (else the
 // legacy embedded-v5 framing); an invalid one closes the socket with 1002
 // "inspector.invalid_protocol_version" before auth, as upstream. Schedules (v6) are the actor's
-// scheduled events, kind "at"; this core has no cron/every schedules, so their history is empty
-// and deleting one answers deleted=false.
+// scheduled events, kind "at"; this core has no cron/every schedules, so a fire history is always
+// empty and deleting a cron/every schedule answers deleted=false.
 
 #include <fmt/format.h>
 
@@ -246,7 +247,7 @@ class InspectorSession {
                     continue;
                 }
                 // Signals queued together are pushed once each.
-                std::array<bool, 4> pending{};
+                std::array<bool, kInspectorSignalCount> pending{};
                 pending[static_cast<std::size_t>(*first)] = true;
                 while (auto more = signals.try_recv())
                     pending[static_cast<std::size_t>(*more)] = true;
@@ -418,6 +419,11 @@ class InspectorSession {
                 break;
             case InspectorSignal::QueueUpdated:
                 send(body_of(wire::QueueUpdated{ActorQueue(ctx).size()}));
+                break;
+            case InspectorSignal::SchedulesUpdated:
+                // Versions before 6 have no schedules (upstream skips the push for them).
+                if (mode_.version >= 6)
+                    send(body_of(wire::SchedulesUpdated{wire_schedules(ctx)}));
                 break;
             case InspectorSignal::WorkflowHistoryUpdated: {
                 auto got = co_await ask_workflow(instance_, false, std::nullopt);

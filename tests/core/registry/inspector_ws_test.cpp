@@ -338,6 +338,10 @@ TEST_F(InspectorWebSocket, NegotiatedV6SocketAnswersScheduleRequests) {
     ASSERT_TRUE(deleted);
     EXPECT_EQ(deleted->rid, 4u);
     EXPECT_TRUE(deleted->deleted);
+    // The cancellation is pushed to v6 sockets.
+    auto pushed = next<v6::SchedulesUpdated>(sock);
+    ASSERT_TRUE(pushed);
+    EXPECT_TRUE(pushed->schedules.empty());
     ASSERT_TRUE(
         sock.send_binary(bare_v6_frame(v6::ScheduleDeleteRequest{5, scheduled.id, "at"})).ok());
     auto again = next<v6::ScheduleDeleteResponse>(sock);

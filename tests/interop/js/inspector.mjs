@@ -75,14 +75,18 @@ const cbor = (value) => {
 const fromCbor = (buf) => (buf == null ? null : cborDecode(new Uint8Array(buf)));
 const num = (x) => (typeof x === "bigint" ? Number(x) : x);
 
-function inspectorUrl(key, protocolVersion = null) {
-    const query = new URLSearchParams({
+function gatewayQuery(key) {
+    return new URLSearchParams({
         "rvt-namespace": namespace,
         "rvt-method": "getOrCreate",
         "rvt-runner": poolName,
         "rvt-key": key,
         "rvt-crash-policy": "sleep",
     });
+}
+
+function inspectorUrl(key, protocolVersion = null) {
+    const query = gatewayQuery(key);
     if (protocolVersion != null) query.set("protocol_version", String(protocolVersion));
     return `${endpoint.replace(/^http/, "ws")}/gateway/counter/inspector/connect?${query}`;
 }
@@ -260,6 +264,9 @@ async function inspectorV6({ client, key }) {
     const h = client.counter.getOrCreate([key]);
     const actorId = await h.resolve();
     const token = await inspectorToken(actorId);
+    // The inspector UI picks its framing from the runtime version /metadata reports: 2.3.4 or
+    // later negotiates on the URL (upstream frontend MIN_RIVETKIT_VERSION_INSPECTOR_NEGOTIATION).
+    const metadata = await (await fetch(`${endpoint}/gateway/counter/metadata?${gatewayQuery(key)}`)).json();
     const version = versioned.CURRENT_VERSION;
 
     const s = new InspectorSocket(inspectorUrl(key, version), ["rivet", `rivet_inspector_token.${token}`], {
@@ -288,6 +295,7 @@ async function inspectorV6({ client, key }) {
     const tooNew = await refused.closed;
 
     return {
+        metadataVersion: metadata.version,
         version,
         init: {
             state: fromCbor(init.state),
