@@ -1,8 +1,10 @@
 // The inspector WebSocket against the official TypeScript inspector codecs
 // (tests/interop/js/inspector.mjs): a C++ host on the real engine serves the counter test actor;
-// node opens /inspector/connect through the gateway with the actor's KV [3] token, encodes its
-// requests with rivetkit 2.3.19's generated v4 codec and decodes every server frame as the
-// inspector UI does. One engine and host for the suite.
+// node opens /inspector/connect through the gateway with the actor's KV [3] token. inspector-ws:
+// an older inspector's framing (v4 requests with the version embedded; the host answers in
+// embedded v5, as upstream). inspector-v6: the 2.3.19 inspector's own path, the protocol version
+// (its CURRENT_VERSION, 6) once on the URL and its versioned handlers for every frame, listing and
+// deleting a scheduled event. One engine and host for the suite.
 
 #include <gtest/gtest.h>
 
@@ -50,10 +52,11 @@ class InspectorInterop : public ::testing::Test {
     }
     void SetUp() override { ASSERT_NE(stack_, nullptr) << start_error_; }
 
-    json scenario(const std::string& name) {
+    json scenario(const std::string& name, std::vector<std::string> extra = {}) {
         std::vector<std::string> argv{node_binary(),
                                       std::string(RIVETKIT_INTEROP_JS_DIR) + "/inspector.mjs", name,
                                       "--encoding", "json"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
         auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", stack_->engine->endpoint()}},
                                std::chrono::minutes(2));
         EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
@@ -109,6 +112,63 @@ TEST_F(InspectorInterop, OfficialCodecDrivesTheInspectorSocket) {
     // The action's transient connection came and went while the action ran: one push, empty.
     EXPECT_EQ(r["connectionsPushed"], 0);
     EXPECT_EQ(r["pushedState"], json({{"count", 6}})) << r.dump(2);
+    // No protocol_version on the URL: upstream's legacy framing, embedded v5.
+    EXPECT_EQ(r["serverFrameVersions"], json::array({5})) << r.dump(2);
+}
+
+TEST_F(InspectorInterop, OfficialV6ClientPathListsAndDeletesSchedules) {
+    const std::string key = "inspector-v6-schedules";
+    auto created = http_request(
+        stack_->engine->guard_port(), "POST",
+        "/gateway/counter/action/increment?rvt-namespace=default&rvt-method=getOrCreate"
+        "&rvt-runner=default&rvt-key=" +
+            key + "&rvt-crash-policy=sleep",
+        R"({"args":[3]})", {{"x-rivet-encoding", "json"}});
+    ASSERT_TRUE(created.ok()) << created.error().to_string();
+    ASSERT_EQ(created->status, 200u) << created->body;
+    const std::string actor_id = created->header("x-rivet-actor").value_or("");
+    ASSERT_FALSE(actor_id.empty());
+    // Far in the future, so it never fires during the test.
+    constexpr std::int64_t kRunAt = 4102444800000;
+    const bool scheduled = stack_->host->call([&] {
+        auto ctx = stack_->host->registry().actor_context(actor_id);
+        if (ctx)
+            ctx->at(kRunAt, "increment", json::to_cbor(json::array({2})));
+        return ctx.has_value();
+    });
+    ASSERT_TRUE(scheduled);
+
+    auto r = scenario("inspector-v6", {"--key", key});
+    // What the UI reads to choose negotiated framing (2.3.4+), and its CURRENT_VERSION.
+    EXPECT_EQ(r["metadataVersion"], "2.3.19") << r.dump(2);
+    EXPECT_EQ(r["version"], 6) << r.dump(2);
+    const json& init = r["init"];
+    EXPECT_EQ(init["state"], json({{"count", 3}})) << init.dump(2);
+    EXPECT_EQ(init["rpcs"], json::array({"increment", "getCount"}));
+    EXPECT_EQ(init["tabConfig"], json::array());
+    ASSERT_EQ(init["schedules"].size(), 1u) << init.dump(2);
+    const json& schedule = init["schedules"][0];
+    EXPECT_EQ(schedule["kind"], "at");
+    EXPECT_EQ(schedule["action"], "increment");
+    EXPECT_EQ(schedule["args"], json::array({2}));
+    EXPECT_EQ(schedule["nextRunAt"], kRunAt);
+
+    EXPECT_EQ(r["state"], json({{"rid", 1}, {"state", {{"count", 3}}}}));
+    EXPECT_EQ(r["listed"]["rid"], 2);
+    EXPECT_EQ(r["listed"]["schedules"], init["schedules"]);
+    EXPECT_EQ(r["sameIdsAsInit"], true);
+    EXPECT_EQ(r["history"], json({{"rid", 3}, {"matches", true}, {"count", 0}}));
+    EXPECT_EQ(r["deleted"], json({{"rid", 4}, {"deleted", true}}));
+    EXPECT_EQ(r["after"], json({{"rid", 5}, {"count", 0}}));
+    EXPECT_EQ(r["action"], json({{"rid", 6}, {"output", 3}}));
+    // A version newer than the host knows: closed before anything is sent.
+    EXPECT_EQ(r["tooNew"], json({{"code", 1002}, {"reason", "inspector.invalid_protocol_version"}}))
+        << r.dump(2);
+    const bool still_scheduled = stack_->host->call([&] {
+        auto ctx = stack_->host->registry().actor_context(actor_id);
+        return ctx && ctx->next_event().has_value();
+    });
+    EXPECT_FALSE(still_scheduled);
 }
 
 }  // namespace

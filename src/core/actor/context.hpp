@@ -48,13 +48,15 @@ using Instant = rt::Clock::time_point;
 inline constexpr std::size_t kInspectorOverlayCapacity = 32;
 
 // What an attached inspector is told changed (upstream's InspectorSignal): state after a save of
-// [1], the connection set, the queue's contents, workflow history.
+// [1], the connection set, the queue's contents, workflow history, the scheduled events.
 enum class InspectorSignal : std::uint8_t {
     StateUpdated,
     ConnectionsUpdated,
     QueueUpdated,
     WorkflowHistoryUpdated,
+    SchedulesUpdated,
 };
+inline constexpr std::size_t kInspectorSignalCount = 5;
 
 // Counters a region can hold open (see can_sleep and can_finalize_shutdown).
 enum class RegionKind : std::uint8_t {

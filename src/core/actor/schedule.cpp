@@ -130,6 +130,7 @@ void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args)
     p_->dirty = true;
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule insert");
+    record_inspector_signal(InspectorSignal::SchedulesUpdated);
     sync_alarm();
 }
 
@@ -145,6 +146,7 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
     p_->dirty = true;
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule cancel");
+    record_inspector_signal(InspectorSignal::SchedulesUpdated);
     sync_alarm();
     return true;
 }
@@ -173,6 +175,7 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
             s.schedule_dirty_since_push = true;
             metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
             self.persist_now_tracked("schedule drain");
+            self.record_inspector_signal(InspectorSignal::SchedulesUpdated);
         }
         for (auto& ev : due) {
             self.spawn_shutdown_task("scheduled_action",

@@ -124,6 +124,7 @@ void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> even
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     p_->schedule_dirty_since_push = true;
     persist_now_tracked("set scheduled events");
+    record_inspector_signal(InspectorSignal::SchedulesUpdated);
 }
 
 WorkRegion ActorContext::begin_on_state_change() const {

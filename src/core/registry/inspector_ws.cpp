@@ -7,15 +7,24 @@
 // current state as GET /inspector/state shows it, rpcs, queue size, workflow history). Then, on one
 // task per socket, in arrival order: client requests answered with their response (or
 // Error{"group.code: message"} when one fails or a frame does not decode, logged with actor_id;
-// the socket stays open), the state overlay the actor task broadcasts while an inspector is attached
-// (StateUpdated with unsaved state, debounced by the task), and the context's inspector signals
-// (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated).
+// the socket stays open), the state overlay the actor task broadcasts while an inspector is
+// attached (StateUpdated with unsaved state, debounced by the task), and the context's inspector
+// signals (StateUpdated after a save, ConnectionsUpdated, QueueUpdated, WorkflowHistoryUpdated,
+// and to v6 sockets SchedulesUpdated when a scheduled event is added, cancelled or fired).
+//
+// Versions: the socket's wire mode comes from `?protocol_version=N` on the connect path (else the
+// legacy embedded-v5 framing); an invalid one closes the socket with 1002
+// "inspector.invalid_protocol_version" before auth, as upstream. Schedules (v6) are the actor's
+// scheduled events, kind "at"; this core has no cron/every schedules, so a fire history is always
+// empty and deleting a cron/every schedule answers deleted=false.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "base/log.hpp"
 #include "core/actor/queue.hpp"
@@ -59,6 +68,29 @@ class InspectorListener final : public envoy::WebSocketListener {
   private:
     rt::Sender<Inbound> tx_;
 };
+
+std::uint64_t non_negative(std::int64_t ms) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(ms, 0));
+}
+
+// Upstream's inspector_schedules for an actor with scheduled events only: kind "at", ordered by
+// next run, then id.
+std::vector<wire::Schedule> wire_schedules(const ActorContext& ctx) {
+    std::vector<wire::Schedule> out;
+    for (auto& event : ctx.persisted_actor().scheduled_events) {
+        wire::Schedule s;
+        s.id = std::move(event.event_id);
+        s.kind = "at";
+        s.action = std::move(event.action);
+        s.args = std::move(event.args).value_or(Bytes{});
+        s.next_run_at = non_negative(event.timestamp);
+        out.push_back(std::move(s));
+    }
+    std::ranges::sort(out, [](const wire::Schedule& a, const wire::Schedule& b) {
+        return std::tie(a.next_run_at, a.id) < std::tie(b.next_run_at, b.id);
+    });
+    return out;
+}
 
 wire::ToClientBody body_of(auto message) {
     wire::ToClientBody body;
@@ -177,6 +209,8 @@ Task<Result<wire::Init>> build_init(std::shared_ptr<Instance> instance) {
     init.queue_size = messages->size();
     init.workflow_history = std::move(workflow->history);
     init.is_workflow_enabled = workflow->enabled;
+    // No custom inspector tabs in this host (tab_config stays empty): the UI shows its own.
+    init.schedules = wire_schedules(instance->ctx);
     co_return init;
 }
 
@@ -184,8 +218,8 @@ Task<Result<wire::Init>> build_init(std::shared_ptr<Instance> instance) {
 class InspectorSession {
   public:
     InspectorSession(std::shared_ptr<Instance> instance, envoy::WebSocketSender sender,
-                     rt::Clock& clock)
-        : instance_(std::move(instance)), sender_(std::move(sender)), clock_(clock) {}
+                     rt::Clock& clock, inspector::WireMode mode)
+        : instance_(std::move(instance)), sender_(std::move(sender)), clock_(clock), mode_(mode) {}
 
     Task<void> run(rt::Receiver<Inbound> inbound, rt::Receiver<Bytes> overlay,
                    rt::Receiver<InspectorSignal> signals, InspectorAttachGuard attached) {
@@ -213,7 +247,7 @@ class InspectorSession {
                     continue;
                 }
                 // Signals queued together are pushed once each.
-                std::array<bool, 4> pending{};
+                std::array<bool, kInspectorSignalCount> pending{};
                 pending[static_cast<std::size_t>(*first)] = true;
                 while (auto more = signals.try_recv())
                     pending[static_cast<std::size_t>(*more)] = true;
@@ -229,11 +263,11 @@ class InspectorSession {
 
   private:
     void send(const wire::ToClientBody& body) const {
-        sender_.send(inspector::encode_server_message(body), true);
+        sender_.send(inspector::encode_server_message(body, mode_), true);
     }
 
     Task<void> on_message(Bytes payload) {
-        auto decoded = inspector::decode_client_message(payload);
+        auto decoded = inspector::decode_client_message(payload, mode_);
         if (!decoded.ok()) {
             log::warn("undecodable inspector websocket message",
                       {{"actor_id", instance_->actor_id},
@@ -305,6 +339,23 @@ class InspectorSession {
             co_return body_of(
                 wire::WorkflowReplayResponse{req->id, std::move(got->history), got->enabled});
         }
+        if (auto* req = request.get_if<wire::SchedulesRequest>())
+            co_return body_of(wire::SchedulesResponse{req->id, wire_schedules(ctx)});
+        if (auto* req = request.get_if<wire::ScheduleHistoryRequest>()) {
+            // Only cron/every schedules keep a fire history, and this core has none.
+            co_return body_of(
+                wire::ScheduleHistoryResponse{req->id, std::move(req->schedule_id), {}});
+        }
+        if (auto* req = request.get_if<wire::ScheduleDeleteRequest>()) {
+            bool deleted = false;
+            if (req->kind == "at")
+                deleted = ctx.cancel_scheduled_event(req->schedule_id);
+            else if (req->kind != "cron" && req->kind != "every")
+                co_return Error("inspector", "invalid_request",
+                                fmt::format("invalid inspector schedule kind \"{}\"", req->kind));
+            co_return body_of(
+                wire::ScheduleDeleteResponse{req->id, std::move(req->schedule_id), deleted});
+        }
         // DatabaseSchemaRequest, DatabaseTableRowsRequest.
         co_return Error("inspector", "database_not_enabled",
                         "The inspector has no database access for this actor");
@@ -369,6 +420,11 @@ class InspectorSession {
             case InspectorSignal::QueueUpdated:
                 send(body_of(wire::QueueUpdated{ActorQueue(ctx).size()}));
                 break;
+            case InspectorSignal::SchedulesUpdated:
+                // Versions before 6 have no schedules (upstream skips the push for them).
+                if (mode_.version >= 6)
+                    send(body_of(wire::SchedulesUpdated{wire_schedules(ctx)}));
+                break;
             case InspectorSignal::WorkflowHistoryUpdated: {
                 auto got = co_await ask_workflow(instance_, false, std::nullopt);
                 if (got.ok() && got->history)
@@ -381,6 +437,7 @@ class InspectorSession {
     std::shared_ptr<Instance> instance_;
     envoy::WebSocketSender sender_;
     rt::Clock& clock_;
+    inspector::WireMode mode_;
 };
 
 Task<void> run_session(std::shared_ptr<InspectorSession> session, rt::Receiver<Inbound> inbound,
@@ -401,6 +458,16 @@ std::optional<std::string> offered_token(const envoy::Headers& headers) {
 Task<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::open_inspector_websocket(
     std::shared_ptr<Instance> instance, envoy::WebSocketOpen open, envoy::WebSocketSender sender) {
     auto self = shared_from_this();
+    auto mode = inspector::wire_mode_from_path(open.path);
+    if (!mode.ok()) {
+        log::warn("rejecting invalid inspector protocol version",
+                  {{"actor_id", instance->actor_id},
+                   {"path", open.path},
+                   {"error", mode.error().to_string()}});
+        co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1002,
+                                   "inspector.invalid_protocol_version");
+    }
+    const inspector::WireMode wire_mode = mode.value();
     std::optional<std::string> token = offered_token(open.headers);
     Status authorized = co_await inspector::verify_token(instance->ctx, std::move(token));
     if (!authorized.ok()) {
@@ -428,11 +495,11 @@ Task<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::open_inspe
     }
     // Init goes out right after the envoy reports the socket open; the session's frames follow.
     asio::post(executor_, [sender, frame = inspector::encode_server_message(
-                                       body_of(std::move(init).value()))]() mutable {
+                                       body_of(std::move(init).value()), wire_mode)]() mutable {
         sender.send(std::move(frame), true);
     });
     auto [tx, rx] = rt::unbounded_channel<Inbound>();
-    auto session = std::make_shared<InspectorSession>(instance, sender, clock_);
+    auto session = std::make_shared<InspectorSession>(instance, sender, clock_, wire_mode);
     rt::spawn(executor_, run_session(std::move(session), std::move(rx), std::move(*overlay),
                                      std::move(signals), std::move(*attached)));
     co_return std::shared_ptr<envoy::WebSocketListener>(

@@ -1,6 +1,7 @@
 // The context's inspector signals (what an inspector socket pushes on) on virtual time: a save of
 // [1] signals StateUpdated, a connection joining or leaving ConnectionsUpdated, the queue changing
-// QueueUpdated; nothing is recorded for a receiver that is gone.
+// QueueUpdated, a scheduled event added or cancelled SchedulesUpdated; nothing is recorded for a
+// receiver that is gone.
 
 #include <gtest/gtest.h>
 
@@ -71,6 +72,20 @@ TEST(InspectorSignals, QueueChangesSignalQueueUpdated) {
     auto got = f.rt.block_on(queue.try_next(QueueReceiveOpts{}));
     ASSERT_TRUE(got.ok() && got.value().has_value());
     EXPECT_EQ(f.drain(rx), std::vector<S>{S::QueueUpdated});
+}
+
+TEST(InspectorSignals, ScheduleChangesSignalSchedulesUpdated) {
+    Fixture f;
+    auto rx = f.ctx.subscribe_inspector_signals();
+    f.ctx.after(std::chrono::minutes(5), "tick", Bytes{0x80});
+    EXPECT_EQ(f.drain(rx), std::vector<S>{S::SchedulesUpdated});
+    auto event = f.ctx.next_event();
+    ASSERT_TRUE(event.has_value());
+    EXPECT_TRUE(f.ctx.cancel_scheduled_event(event->event_id));
+    EXPECT_EQ(f.drain(rx), std::vector<S>{S::SchedulesUpdated});
+    // Nothing to cancel: nothing changed, no signal.
+    EXPECT_FALSE(f.ctx.cancel_scheduled_event(event->event_id));
+    EXPECT_TRUE(f.drain(rx).empty());
 }
 
 TEST(InspectorSignals, EverySubscriberGetsEachSignalAndGoneOnesArePruned) {

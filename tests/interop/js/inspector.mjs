@@ -1,13 +1,24 @@
 // The inspector WebSocket (/inspector/connect) of a host serving the "counter" actor, driven with
-// the official TypeScript inspector codecs of rivetkit 2.3.19 through the engine's gateway:
-// client frames are encoded by src/common/bare/generated/inspector/v4.ts (transpiled, behind the
-// u16 little-endian version 4), server frames are decoded exactly as the inspector UI decodes
-// them (dist/browser/inspector/client.js: TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion,
-// which upgrades them to its current version). Same conventions as client.mjs (README.md): one
-// JSON line of observations on stdout, exit 0; {"ok":false,...} and exit 1 on a failure. The C++
-// test (tests/interop/inspector_test.cpp) asserts on the values.
+// the official TypeScript inspector codecs of rivetkit 2.3.19 through the engine's gateway.
 //
-//   node inspector.mjs inspector-ws [--key K] [--timeout SECONDS]
+// inspector-ws: an older inspector's framing (no protocol_version on the URL): client frames are
+// encoded by src/common/bare/generated/inspector/v4.ts (transpiled, behind the u16 little-endian
+// version 4), server frames are decoded with the embedded version
+// (dist/browser/inspector/client.js: TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion, which
+// upgrades them to its current version).
+//
+// inspector-v6: what the 2.3.19 inspector UI does for a runtime of 2.3.4 or later (upstream
+// frontend actor-inspector-context.tsx: buildInspectorWebSocketUrl, serverMessage,
+// createMessageHandler): `?protocol_version=CURRENT_VERSION` on the URL, then every frame is
+// TO_SERVER_VERSIONED.serialize(message, CURRENT_VERSION) and TO_CLIENT_VERSIONED.deserialize(
+// bytes, CURRENT_VERSION), with no version in the frames. The actor (key from --key) is expected to
+// have one scheduled event, which the scenario lists, deletes and lists again.
+//
+// Same conventions as client.mjs (README.md): one JSON line of observations on stdout, exit 0;
+// {"ok":false,...} and exit 1 on a failure. The C++ test (tests/interop/inspector_test.cpp)
+// asserts on the values.
+//
+//   node inspector.mjs inspector-ws|inspector-v6 [--key K] [--timeout SECONDS]
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,7 +27,7 @@ import { pathToFileURL } from "node:url";
 import { importPackage, nodeModules, packageUrl } from "./deps.mjs";
 import { endpoint, engineApi, namespace, note, poolName, runMain } from "./helpers.mjs";
 
-const SCENARIOS = { "inspector-ws": inspectorWs };
+const SCENARIOS = { "inspector-ws": inspectorWs, "inspector-v6": inspectorV6 };
 
 const { decode: cborDecode, encode: cborEncode } = await importPackage("cbor-x");
 const WebSocket = (await importPackage("ws")).default;
@@ -64,20 +75,28 @@ const cbor = (value) => {
 const fromCbor = (buf) => (buf == null ? null : cborDecode(new Uint8Array(buf)));
 const num = (x) => (typeof x === "bigint" ? Number(x) : x);
 
-function inspectorUrl(key) {
-    const query = new URLSearchParams({
+function gatewayQuery(key) {
+    return new URLSearchParams({
         "rvt-namespace": namespace,
         "rvt-method": "getOrCreate",
         "rvt-runner": poolName,
         "rvt-key": key,
         "rvt-crash-policy": "sleep",
     });
+}
+
+function inspectorUrl(key, protocolVersion = null) {
+    const query = gatewayQuery(key);
+    if (protocolVersion != null) query.set("protocol_version", String(protocolVersion));
     return `${endpoint.replace(/^http/, "ws")}/gateway/counter/inspector/connect?${query}`;
 }
 
 // One inspector socket: decoded server frames queue up until a test step asks for a tag.
 class InspectorSocket {
-    constructor(url, protocols, headers = {}) {
+    // negotiated: the protocol version given on the URL (frames carry none); else legacy framing.
+    constructor(url, protocols, { headers = {}, negotiated = null } = {}) {
+        this.negotiated = negotiated;
+        this.frameVersions = new Set();
         this.messages = [];
         this.waiters = [];
         this.skipped = [];
@@ -91,7 +110,12 @@ class InspectorSocket {
         });
         this.ws.on("message", (data) => {
             const bytes = new Uint8Array(data);
-            this.messages.push(versioned.TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion(bytes).body);
+            if (this.negotiated != null) {
+                this.messages.push(versioned.TO_CLIENT_VERSIONED.deserialize(bytes, this.negotiated).body);
+            } else {
+                this.frameVersions.add(new DataView(bytes.buffer, bytes.byteOffset).getUint16(0, true));
+                this.messages.push(versioned.TO_CLIENT_VERSIONED.deserializeWithEmbeddedVersion(bytes).body);
+            }
             this.#wake();
         });
         this.ws.on("error", (e) => note(`inspector socket error: ${e.message}`));
@@ -100,7 +124,11 @@ class InspectorSocket {
         for (const w of this.waiters.splice(0)) w();
     }
     send(tag, val) {
-        this.ws.send(clientFrame(tag, val));
+        if (this.negotiated != null) {
+            this.ws.send(versioned.TO_SERVER_VERSIONED.serialize({ body: { tag, val } }, this.negotiated));
+        } else {
+            this.ws.send(clientFrame(tag, val));
+        }
     }
     sendRaw(bytes) {
         this.ws.send(bytes);
@@ -219,6 +247,71 @@ async function inspectorWs({ client, key }) {
         action: { rid: num(action.rid), output: fromCbor(action.output) },
         connectionsPushed: connectionsPushed.connections.length,
         pushedState,
+        // The embedded versions of the server's frames.
+        serverFrameVersions: [...s.frameVersions],
+    };
+}
+
+const scheduleJson = (x) => ({
+    id: x.id,
+    kind: x.kind,
+    action: x.action,
+    args: fromCbor(x.args),
+    nextRunAt: num(x.nextRunAt),
+});
+
+async function inspectorV6({ client, key }) {
+    const h = client.counter.getOrCreate([key]);
+    const actorId = await h.resolve();
+    const token = await inspectorToken(actorId);
+    // The inspector UI picks its framing from the runtime version /metadata reports: 2.3.4 or
+    // later negotiates on the URL (upstream frontend MIN_RIVETKIT_VERSION_INSPECTOR_NEGOTIATION).
+    const metadata = await (await fetch(`${endpoint}/gateway/counter/metadata?${gatewayQuery(key)}`)).json();
+    const version = versioned.CURRENT_VERSION;
+
+    const s = new InspectorSocket(inspectorUrl(key, version), ["rivet", `rivet_inspector_token.${token}`], {
+        negotiated: version,
+    });
+    const init = await s.next("Init");
+    s.send("StateRequest", { id: 1n });
+    const state = await s.next("StateResponse");
+    s.send("SchedulesRequest", { id: 2n });
+    const listed = await s.next("SchedulesResponse");
+    const first = listed.schedules[0];
+    s.send("ScheduleHistoryRequest", { id: 3n, scheduleId: first?.id ?? "none", limit: 10n });
+    const history = await s.next("ScheduleHistoryResponse");
+    s.send("ScheduleDeleteRequest", { id: 4n, scheduleId: first?.id ?? "none", kind: first?.kind ?? "at" });
+    const deleted = await s.next("ScheduleDeleteResponse");
+    s.send("SchedulesRequest", { id: 5n });
+    const after = await s.next("SchedulesResponse");
+    s.send("ActionRequest", { id: 6n, name: "getCount", args: cbor([]) });
+    const action = await s.next("ActionResponse");
+    s.close();
+    await s.closed;
+
+    const refused = new InspectorSocket(inspectorUrl(key, version + 1), ["rivet", `rivet_inspector_token.${token}`], {
+        negotiated: version,
+    });
+    const tooNew = await refused.closed;
+
+    return {
+        metadataVersion: metadata.version,
+        version,
+        init: {
+            state: fromCbor(init.state),
+            rpcs: init.rpcs,
+            tabConfig: init.tabConfig,
+            schedules: init.schedules.map(scheduleJson),
+        },
+        state: { rid: num(state.rid), state: fromCbor(state.state) },
+        listed: { rid: num(listed.rid), schedules: listed.schedules.map(scheduleJson) },
+        sameIdsAsInit: listed.schedules.map((x) => x.id).join() === init.schedules.map((x) => x.id).join(),
+        history: { rid: num(history.rid), matches: history.scheduleId === first?.id, count: history.history.length },
+        deleted: { rid: num(deleted.rid), deleted: deleted.deleted },
+        after: { rid: num(after.rid), count: after.schedules.length },
+        action: { rid: num(action.rid), output: fromCbor(action.output) },
+        tooNew,
+        skipped: s.skipped,
     };
 }
 
