@@ -1,6 +1,6 @@
 #pragma once
 // The example actors of issue 6, registered under the names the official clients use:
-// "counter", "chatRoom", "reminder", "rateLimiter".
+// "counter", "chatRoom", "reminder", "rateLimiter", "ledger".
 
 #include "core/registry/registry.hpp"
 

@@ -1,5 +1,5 @@
-// rivetkit-host: serves the example actors (counter, chatRoom, reminder, rateLimiter) on a Rivet
-// Engine.
+// rivetkit-host: serves the example actors (counter, chatRoom, reminder, rateLimiter, ledger) on a
+// Rivet Engine.
 //
 // With no endpoint it uses the embedded default: a local engine on http://127.0.0.1:6420 — the
 // one already running there, or the pinned binary started with its data under the user's data
@@ -50,7 +50,7 @@ void usage(FILE* out) {
                  "usage: rivetkit-host [--endpoint URL] [--token T] [--namespace NS] [--pool P]\n"
                  "                     [--version] [--help]\n"
                  "\n"
-                 "Serves the example actors counter, chatRoom, reminder and rateLimiter.\n"
+                 "Serves the example actors counter, chatRoom, reminder, rateLimiter and ledger.\n"
                  "Without an endpoint it starts (or reuses) a local Rivet Engine on\n"
                  "http://127.0.0.1:6420 with its data in $XDG_DATA_HOME/rivetkit-cpp/engine.\n"
                  "Environment: RIVET_ENDPOINT, RIVET_TOKEN, RIVET_NAMESPACE, RIVET_POOL,\n"
@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
     registry->set_connection_observer([&](bool connected) {
         if (connected && !announced) {
             announced = true;
-            std::printf("rivetkit-host %s serving counter, chatRoom, reminder, rateLimiter\n"
+            std::printf("rivetkit-host %s serving counter, chatRoom, reminder, rateLimiter, "
+                        "ledger\n"
                         "  endpoint:  %s  (namespace %s, pool %s)\n"
                         "  try:       %s\n",
                         kVersion, endpoint->text.c_str(), opts.ns.c_str(), opts.pool.c_str(),
