@@ -422,8 +422,11 @@ TEST_F(InspectorWebSocket, ActorSleepsWithAnInspectorAttachedAndTheSocketCloses)
     }
     auto closed = (*ws)->close_frame();
     ASSERT_TRUE(closed.has_value()) << "the inspector socket stayed open";
-    // The envoy closes a stopping actor's non-hibernatable sockets.
-    EXPECT_EQ(*closed, std::make_pair(std::uint16_t{1011}, std::string("actor.stopped")));
+    // The envoy closes a stopping actor's non-hibernatable sockets (1011 actor.stopped); the
+    // gateway has been seen to hand the client 1000 with the same reason when the actor's stop
+    // reaches it first.
+    EXPECT_EQ(closed->second, "actor.stopped");
+    EXPECT_TRUE(closed->first == 1011 || closed->first == 1000) << closed->first;
 }
 
 }  // namespace

@@ -195,7 +195,13 @@ async function inspectorWs({ client, key }) {
 
     // The answer, then the push once the patch is saved to [1].
     s.send("PatchStateRequest", { state: cbor({ count: 42 }) });
-    const patched = await s.next("StateUpdated");
+    // A push from before the patch (the increment's debounced overlay) may still be in flight:
+    // skip pushes that do not show the patched value yet.
+    let patched = null;
+    for (let i = 0; i < 5 && patched == null; i++) {
+        const update = await s.next("StateUpdated");
+        if (fromCbor(update.state)?.count === 42) patched = update;
+    }
     let savedPush = null;
     for (let i = 0; i < 5 && savedPush?.count !== 42; i++) {
         savedPush = fromCbor((await s.next("StateUpdated")).state);
@@ -242,7 +248,7 @@ async function inspectorWs({ client, key }) {
         trace: { rid: num(trace.rid), payloadBytes: trace.payload.byteLength },
         badFrame: badFrame.message,
         afterBad: { rid: num(afterBad.rid), state: fromCbor(afterBad.state) },
-        patched: fromCbor(patched.state),
+        patched: patched ? fromCbor(patched.state) : null,
         savedPush,
         action: { rid: num(action.rid), output: fromCbor(action.output) },
         connectionsPushed: connectionsPushed.connections.length,
