@@ -337,8 +337,14 @@ void handle_to_envoy(EnvoyState& st, proto::ToEnvoy message) {
         handle_sqlite_response(st, pages->request_id, SqliteResponse(std::move(pages->data)));
     } else if (auto* commit = std::get_if<proto::ToEnvoySqliteCommitResponse>(&v)) {
         handle_sqlite_response(st, commit->request_id, SqliteResponse(std::move(commit->data)));
+    } else if (auto* begin = std::get_if<proto::ToEnvoySqliteCommitStageBeginResponse>(&v)) {
+        handle_sqlite_response(st, begin->request_id, SqliteResponse(std::move(begin->data)));
+    } else if (auto* segment = std::get_if<proto::ToEnvoySqliteCommitStageSegmentResponse>(&v)) {
+        handle_sqlite_response(st, segment->request_id, SqliteResponse(std::move(segment->data)));
+    } else if (auto* finalize = std::get_if<proto::ToEnvoySqliteCommitFinalizeResponse>(&v)) {
+        handle_sqlite_response(st, finalize->request_id, SqliteResponse(std::move(finalize->data)));
     } else {
-        // Staged-commit and remote-execution responses: this envoy never sends those requests.
+        // Remote-execution responses: this envoy never sends those requests.
         log::warn("unexpected message from engine ignored",
                   {{"tag", static_cast<unsigned long long>(message.tag())}});
     }

@@ -106,6 +106,20 @@ class EnvoyHandle {
     // Atomically stores `commit.dirty_pages` and sets the database size; the new head txid.
     boost::asio::awaitable<Result<std::optional<std::uint64_t>>> sqlite_commit(
         std::string actor_id, SqliteCommit commit, SqliteFence fence) const;
+    // A commit too large for one request, in three steps: begin opens a stage fenced like a
+    // commit and answers the txid it will publish as; each segment stores pages of one
+    // shard-aligned range starting at `first_pgno` (invisible to readers); finalize publishes
+    // every staged segment, listed by first page, atomically and answers the new head txid.
+    // A stage never finalized is discarded by the engine when the next commit claims its txid.
+    boost::asio::awaitable<Result<std::uint64_t>> sqlite_commit_stage_begin(
+        std::string actor_id, SqliteFence fence) const;
+    boost::asio::awaitable<Result<std::uint64_t>> sqlite_commit_stage_segment(
+        std::string actor_id, std::uint32_t generation, std::uint64_t txid,
+        std::uint32_t first_pgno, std::vector<SqliteDirtyPage> pages) const;
+    boost::asio::awaitable<Result<std::optional<std::uint64_t>>> sqlite_commit_finalize(
+        std::string actor_id, std::uint32_t generation, std::uint64_t txid,
+        std::uint32_t db_size_pages, std::int64_t now_ms,
+        std::vector<std::uint32_t> segment_first_pgnos) const;
 
     // Graceful: tells the engine (ToRivetStopping), waits for it to stop every actor (bounded by
     // EnvoyConfig::shutdown_timeout), then closes. Immediate: closes now.

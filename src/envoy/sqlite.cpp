@@ -1,4 +1,4 @@
-// SQLite page requests (get_pages, commit): one u32 id space per envoy process, one pending entry
+// SQLite page requests (get_pages, commit, and the staged commit's begin/segment/finalize): one u32 id space per envoy process, one pending entry
 // per request until its response, timeout (on the envoy's clock) or the envoy's end — the same
 // life as a KV request. Requests made while disconnected, and requests in flight when a
 // connection drops, are (re)sent after the next ToEnvoyInit. A re-sent get_pages is harmless; a
@@ -18,11 +18,12 @@ namespace asio = boost::asio;
 namespace {
 
 void set_request_id(proto::ToRivet& message, std::uint32_t id) {
-    if (auto* pages = std::get_if<proto::ToRivetSqliteGetPagesRequest>(&message.value)) {
-        pages->request_id = id;
-    } else if (auto* commit = std::get_if<proto::ToRivetSqliteCommitRequest>(&message.value)) {
-        commit->request_id = id;
-    }
+    std::visit(
+        [id](auto& request) {
+            if constexpr (requires { request.request_id; })
+                request.request_id = id;
+        },
+        message.value);
 }
 
 }  // namespace
@@ -147,6 +148,80 @@ asio::awaitable<Result<std::optional<std::uint64_t>>> EnvoyHandle::sqlite_commit
     if (auto* e = response->get_if<proto::SqliteErrorResponse>())
         co_return engine_sqlite_error(*e);
     co_return std::get<proto::SqliteCommitOk>(response->value).head_txid;
+}
+
+namespace {
+
+// Sends one request and unpacks the Ok alternative of the response union `Response`.
+template <typename Response, typename Ok>
+asio::awaitable<Result<Ok>> staged_request(std::shared_ptr<detail::EnvoyState> st,
+                                           std::string actor_id, proto::ToRivet message,
+                                           const char* what) {
+    auto op = detail::sqlite_request(std::move(st), std::move(actor_id), std::move(message));
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    auto* response = std::get_if<Response>(&*r);
+    if (response == nullptr)
+        co_return unexpected_sqlite_response(what);
+    if (auto* e = response->template get_if<proto::SqliteErrorResponse>())
+        co_return engine_sqlite_error(*e);
+    co_return std::move(std::get<Ok>(response->value));
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::uint64_t>> EnvoyHandle::sqlite_commit_stage_begin(
+    std::string actor_id, SqliteFence fence) const {
+    proto::SqliteCommitStageBeginRequest data{actor_id, fence.generation, fence.head_txid};
+    proto::ToRivet message{proto::ToRivetSqliteCommitStageBeginRequest{0, std::move(data)}};
+    auto op = staged_request<proto::SqliteCommitStageBeginResponse, proto::SqliteCommitStageBeginOk>(
+        state_, std::move(actor_id), std::move(message), "commit stage begin");
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    co_return r->txid;
+}
+
+asio::awaitable<Result<std::uint64_t>> EnvoyHandle::sqlite_commit_stage_segment(
+    std::string actor_id, std::uint32_t generation, std::uint64_t txid, std::uint32_t first_pgno,
+    std::vector<SqliteDirtyPage> pages) const {
+    proto::SqliteCommitStageSegmentRequest data;
+    data.actor_id = actor_id;
+    data.expected_generation = generation;
+    data.txid = txid;
+    data.first_pgno = first_pgno;
+    data.dirty_pages.reserve(pages.size());
+    for (auto& page : pages)
+        data.dirty_pages.push_back(proto::SqliteDirtyPage{page.pgno, std::move(page.bytes)});
+    proto::ToRivet message{proto::ToRivetSqliteCommitStageSegmentRequest{0, std::move(data)}};
+    auto op =
+        staged_request<proto::SqliteCommitStageSegmentResponse, proto::SqliteCommitStageSegmentOk>(
+            state_, std::move(actor_id), std::move(message), "commit stage segment");
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    co_return r->staged_bytes;
+}
+
+asio::awaitable<Result<std::optional<std::uint64_t>>> EnvoyHandle::sqlite_commit_finalize(
+    std::string actor_id, std::uint32_t generation, std::uint64_t txid,
+    std::uint32_t db_size_pages, std::int64_t now_ms,
+    std::vector<std::uint32_t> segment_first_pgnos) const {
+    proto::SqliteCommitFinalizeRequest data;
+    data.actor_id = actor_id;
+    data.expected_generation = generation;
+    data.txid = txid;
+    data.new_db_size_pages = db_size_pages;
+    data.now_ms = now_ms;
+    data.segment_first_pgnos = std::move(segment_first_pgnos);
+    proto::ToRivet message{proto::ToRivetSqliteCommitFinalizeRequest{0, std::move(data)}};
+    auto op = staged_request<proto::SqliteCommitFinalizeResponse, proto::SqliteCommitFinalizeOk>(
+        state_, std::move(actor_id), std::move(message), "commit finalize");
+    auto r = co_await std::move(op);
+    if (!r.ok())
+        co_return std::move(r).error();
+    co_return r->head_txid;
 }
 
 }  // namespace rivetkit::envoy

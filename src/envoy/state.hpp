@@ -76,7 +76,10 @@ struct PendingKv {
     Bytes frame;
 };
 
-using SqliteResponse = std::variant<proto::SqliteGetPagesResponse, proto::SqliteCommitResponse>;
+using SqliteResponse =
+    std::variant<proto::SqliteGetPagesResponse, proto::SqliteCommitResponse,
+                 proto::SqliteCommitStageBeginResponse, proto::SqliteCommitStageSegmentResponse,
+                 proto::SqliteCommitFinalizeResponse>;
 
 struct PendingSqlite {
     std::string actor_id;

@@ -263,3 +263,169 @@ TEST(SqliteEngine, DatabaseSurvivesSleepAndEngineRestart) {
     EXPECT_EQ(std::get<std::string>((*integrity)->rows.at(0).at(0)), "ok");
     close_db(envoy, db);
 }
+
+namespace {
+
+sql::Value scalar(LiveEnvoy& envoy, std::shared_ptr<sql::Database> db, std::string text) {
+    auto r = envoy.run([db, text]() -> asio::awaitable<Result<sql::QueryResult>> {
+        co_return co_await db->query(text);
+    });
+    EXPECT_TRUE(r && r->ok()) << text << ": " << (r ? r->error().to_string() : "no reply");
+    if (!r || !r->ok() || (*r)->rows.empty() || (*r)->rows.at(0).empty())
+        return sql::Value{};
+    return (*r)->rows.at(0).at(0);
+}
+
+}  // namespace
+
+// The staged commit protocol on the real engine: a stage is invisible until finalize, a stage
+// abandoned half-way is discarded when the next commit claims its txid, and finalize publishes
+// pages beyond the single-commit limit in one step.
+TEST(SqliteEngine, StagedCommitIsInvisibleUntilFinalizeAndAnAbandonedStageIsDiscarded) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    auto started = start_actor(*engine, *cb, envoy, "sqlite-staged-1");
+    ASSERT_FALSE(started.actor.empty()) << engine->log_tail();
+    const std::string actor = started.actor;
+    const std::uint32_t g = started.generation;
+    EnvoyHandle h = envoy.handle();
+
+    SqliteCommit first;
+    first.dirty_pages = {{1, page_of(0x01)}};
+    first.db_size_pages = 1;
+    first.now_ms = 1;
+    auto committed = commit(envoy, actor, first, SqliteFence{g, {}});
+    ASSERT_TRUE(committed && committed->ok()) << (committed ? committed->error().to_string() : "");
+    std::uint64_t head = committed->value().value();
+
+    auto begin = [&](std::optional<std::uint64_t> expected) {
+        return envoy.run([h, actor, g, expected]() -> asio::awaitable<Result<std::uint64_t>> {
+            co_return co_await h.sqlite_commit_stage_begin(actor, SqliteFence{g, expected});
+        });
+    };
+    auto segment = [&](std::uint64_t txid, std::uint32_t first_pgno,
+                       std::vector<SqliteDirtyPage> pages) {
+        return envoy.run([h, actor, g, txid, first_pgno,
+                          pages]() -> asio::awaitable<Result<std::uint64_t>> {
+            co_return co_await h.sqlite_commit_stage_segment(actor, g, txid, first_pgno, pages);
+        });
+    };
+    auto finalize = [&](std::uint64_t txid, std::uint32_t size, std::vector<std::uint32_t> firsts) {
+        return envoy.run([h, actor, g, txid, size,
+                          firsts]() -> asio::awaitable<Result<std::optional<std::uint64_t>>> {
+            co_return co_await h.sqlite_commit_finalize(actor, g, txid, size, 2, firsts);
+        });
+    };
+
+    // A stale head is fenced at begin, like a commit.
+    auto stale = begin(head - 1);
+    ASSERT_TRUE(stale);
+    ASSERT_FALSE(stale->ok());
+    EXPECT_EQ(stale->error().id(), "depot/head_fence_mismatch") << stale->error().to_string();
+
+    // Abandoned stage: one segment staged, never finalized.
+    auto abandoned = begin(head);
+    ASSERT_TRUE(abandoned && abandoned->ok()) << (abandoned ? abandoned->error().to_string() : "");
+    EXPECT_EQ(**abandoned, head + 1);
+    auto staged = segment(**abandoned, 0, {{1, page_of(0xEE)}, {2, page_of(0xEE)}});
+    ASSERT_TRUE(staged && staged->ok()) << (staged ? staged->error().to_string() : "");
+    EXPECT_GT(**staged, 0u);
+    auto unseen = get_pages(envoy, actor, {1, 2}, SqliteFence{g, head});
+    ASSERT_TRUE(unseen && unseen->ok()) << (unseen ? unseen->error().to_string() : "");
+    EXPECT_EQ((*unseen)->pages.at(0).bytes, page_of(0x01)) << "a staged page is not readable";
+    EXPECT_FALSE((*unseen)->pages.at(1).bytes.has_value());
+    EXPECT_EQ((*unseen)->head_txid, head);
+
+    // A segment that does not start on a shard boundary is refused.
+    auto fresh = begin(head);
+    ASSERT_TRUE(fresh && fresh->ok()) << (fresh ? fresh->error().to_string() : "");
+    EXPECT_EQ(**fresh, head + 1) << "the abandoned stage's txid is reused";
+    auto misaligned = segment(**fresh, 1, {{1, page_of(0x02)}});
+    ASSERT_TRUE(misaligned);
+    EXPECT_FALSE(misaligned->ok()) << "first_pgno 1 is not a shard boundary";
+
+    // A full staged commit of 700 pages (more than one request may carry) in three segments.
+    auto full = begin(head);
+    ASSERT_TRUE(full && full->ok()) << (full ? full->error().to_string() : "");
+    std::vector<SqliteDirtyPage> pages;
+    for (std::uint32_t pgno = 1; pgno <= 700; ++pgno)
+        pages.push_back({pgno, page_of(static_cast<std::uint8_t>(pgno))});
+    std::vector<std::uint32_t> firsts;
+    for (auto& cut : sql::cut_commit_segments(pages)) {
+        firsts.push_back(cut.first_pgno);
+        auto r = segment(**full, cut.first_pgno, cut.pages);
+        ASSERT_TRUE(r && r->ok()) << "segment " << cut.first_pgno << ": "
+                                  << (r ? r->error().to_string() : "no reply") << "\n"
+                                  << engine->log_tail();
+    }
+    ASSERT_EQ(firsts, (std::vector<std::uint32_t>{0, 320, 640}));
+    auto published = finalize(**full, 700, firsts);
+    ASSERT_TRUE(published && published->ok())
+        << (published ? published->error().to_string() : "no reply") << "\n"
+        << engine->log_tail();
+    ASSERT_TRUE(published->value().has_value());
+    EXPECT_EQ(*published->value(), head + 1);
+
+    auto read = get_pages(envoy, actor, {1, 2, 320, 700, 701}, SqliteFence{g, head + 1});
+    ASSERT_TRUE(read && read->ok()) << (read ? read->error().to_string() : "");
+    EXPECT_EQ((*read)->pages.at(0).bytes, page_of(1));
+    EXPECT_EQ((*read)->pages.at(1).bytes, page_of(2)) << "not the abandoned stage's 0xEE";
+    EXPECT_EQ((*read)->pages.at(2).bytes, page_of(static_cast<std::uint8_t>(320)));
+    EXPECT_EQ((*read)->pages.at(3).bytes, page_of(static_cast<std::uint8_t>(700)));
+    EXPECT_FALSE((*read)->pages.at(4).bytes.has_value());
+}
+
+// Through the VFS: a transaction of ~5 MiB (over 1,200 dirty pages, far past one commit request)
+// is published as one staged commit and is there, whole, after a sleep and an engine restart.
+TEST(SqliteEngine, TransactionLargerThanOneCommitIsStagedAndSurvivesSleepAndRestart) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    auto started = start_actor(*engine, *cb, envoy, "sqlite-staged-2");
+    ASSERT_FALSE(started.actor.empty()) << engine->log_tail();
+    const std::string actor = started.actor;
+
+    auto db = open_db(envoy, actor, started.generation);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(exec(envoy, db, "CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB)").ok());
+    auto big = exec(envoy, db,
+                    "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                    "WHERE i < 1200) INSERT INTO blobs (body) SELECT randomblob(4000) FROM n; "
+                    "COMMIT;");
+    ASSERT_TRUE(big.ok()) << big.error().to_string() << "\n" << engine->log_tail();
+    const auto checksum = scalar(envoy, db, "SELECT sum(length(body)) + count(*) FROM blobs");
+    EXPECT_EQ(std::get<std::int64_t>(checksum), 1200 * 4000 + 1200);
+    const auto digest = scalar(envoy, db, "SELECT hex(substr(body, 1, 16)) FROM blobs WHERE id = 777");
+    // Smaller writes after it still go through the single-request path.
+    ASSERT_TRUE(exec(envoy, db, "INSERT INTO blobs (body) VALUES (x'01')").ok());
+    close_db(envoy, db);
+
+    EnvoyHandle h = envoy.handle();
+    envoy.run([h, actor]() -> asio::awaitable<bool> {
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
+    auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
+    ASSERT_TRUE(woke.ok());
+    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }));
+    const auto generation2 = cb->read([](const auto& s) { return s.starts.back().generation; });
+    auto restarted = engine->restart();
+    ASSERT_TRUE(restarted.ok()) << restarted.error().to_string();
+    ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 2; }, 60s)) << "no reconnect";
+
+    db = open_db(envoy, actor, generation2);
+    ASSERT_TRUE(db);
+    EXPECT_EQ(std::get<std::int64_t>(scalar(envoy, db, "SELECT count(*) FROM blobs")), 1201);
+    EXPECT_EQ(std::get<std::int64_t>(scalar(envoy, db,
+                                            "SELECT sum(length(body)) + count(*) FROM blobs "
+                                            "WHERE id <= 1200")),
+              1200 * 4000 + 1200);
+    EXPECT_EQ(scalar(envoy, db, "SELECT hex(substr(body, 1, 16)) FROM blobs WHERE id = 777"),
+              digest);
+    EXPECT_EQ(std::get<std::string>(scalar(envoy, db, "PRAGMA integrity_check")), "ok");
+    close_db(envoy, db);
+}

@@ -1,8 +1,11 @@
 #include "core/actor/sqlite_envoy_store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <algorithm>
 #include <chrono>
 #include <future>
+
+#include "base/log.hpp"
 
 namespace rivetkit::core::sqlite {
 
@@ -47,6 +50,21 @@ std::int64_t now_ms() {
 
 }  // namespace
 
+std::vector<CommitSegment> cut_commit_segments(std::vector<envoy::SqliteDirtyPage> pages) {
+    std::sort(pages.begin(), pages.end(),
+              [](const auto& a, const auto& b) { return a.pgno < b.pgno; });
+    std::vector<CommitSegment> segments;
+    for (auto& page : pages) {
+        const std::uint64_t shard = page.pgno / kShardPages;
+        if (segments.empty() ||
+            shard >= segments.back().first_pgno / kShardPages + std::uint64_t{kSegmentMaxShards}) {
+            segments.push_back(CommitSegment{static_cast<std::uint32_t>(shard * kShardPages), {}});
+        }
+        segments.back().pages.push_back(std::move(page));
+    }
+    return segments;
+}
+
 Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
     const std::vector<std::uint32_t>& pgnos) {
     envoy::SqliteFence fence{generation_, head_txid_};
@@ -76,6 +94,8 @@ Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
 
 Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
                               std::uint32_t db_size_pages) {
+    if (pages.size() > kSingleCommitMaxPages)
+        return commit_staged(std::move(pages), db_size_pages);
     envoy::SqliteFence fence{generation_, head_txid_};
     envoy::SqliteCommit request{std::move(pages), db_size_pages, now_ms()};
     auto committed = block_on<std::optional<std::uint64_t>>(
@@ -86,6 +106,58 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
         return std::move(committed).error();
     if (*committed)
         head_txid_ = *committed;
+    return {};
+}
+
+Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
+                                     std::uint32_t db_size_pages) {
+    const std::size_t page_count = pages.size();
+    auto segments = cut_commit_segments(std::move(pages));
+    envoy::SqliteFence fence{generation_, head_txid_};
+    auto begun = block_on<std::uint64_t>(io_, [envoy = envoy_, actor = actor_id_, fence] {
+        return envoy.sqlite_commit_stage_begin(actor, fence);
+    });
+    if (!begun.ok())
+        return std::move(begun).error();
+    const std::uint64_t txid = *begun;
+    const std::uint32_t generation = generation_;
+
+    std::vector<std::uint32_t> first_pgnos;
+    first_pgnos.reserve(segments.size());
+    for (auto& segment : segments) {
+        first_pgnos.push_back(segment.first_pgno);
+        auto staged = block_on<std::uint64_t>(
+            io_, [envoy = envoy_, actor = actor_id_, generation, txid,
+                  first = segment.first_pgno, seg = std::move(segment.pages)]() mutable {
+                return envoy.sqlite_commit_stage_segment(actor, generation, txid, first,
+                                                         std::move(seg));
+            });
+        if (!staged.ok()) {
+            // The stage stays unpublished; the engine reclaims it when the next commit or stage
+            // claims the same txid.
+            log::warn("sqlite staged commit segment failed",
+                      {{"actor_id", actor_id_},
+                       {"txid", txid},
+                       {"first_pgno", static_cast<unsigned>(first_pgnos.back())},
+                       {"error", staged.error().to_string()}});
+            return std::move(staged).error();
+        }
+    }
+
+    auto finalized = block_on<std::optional<std::uint64_t>>(
+        io_, [envoy = envoy_, actor = actor_id_, generation, txid, db_size_pages, now = now_ms(),
+              first_pgnos = std::move(first_pgnos)]() mutable {
+            return envoy.sqlite_commit_finalize(actor, generation, txid, db_size_pages, now,
+                                                std::move(first_pgnos));
+        });
+    if (!finalized.ok())
+        return std::move(finalized).error();
+    head_txid_ = finalized->value_or(txid);
+    log::debug("sqlite staged commit published",
+               {{"actor_id", actor_id_},
+                {"txid", txid},
+                {"pages", static_cast<unsigned long long>(page_count)},
+                {"segments", static_cast<unsigned long long>(segments.size())}});
     return {};
 }
 

@@ -11,11 +11,28 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/actor/sqlite_vfs.hpp"
 #include "envoy/handle.hpp"
 
 namespace rivetkit::core::sqlite {
+
+// The engine's page storage geometry (its depot): pages live in shards of kShardPages; one
+// commit request carries at most kSingleCommitMaxPages pages. A larger commit is staged in
+// segments that each start on a shard boundary, span at most kSegmentMaxShards shards and never
+// split a shard between two segments; the engine refuses segments cut any other way.
+inline constexpr std::uint32_t kShardPages = 64;
+inline constexpr std::uint32_t kSegmentMaxShards = 5;
+inline constexpr std::size_t kSingleCommitMaxPages = 320;
+
+struct CommitSegment {
+    std::uint32_t first_pgno = 0;
+    std::vector<envoy::SqliteDirtyPage> pages;
+};
+
+// Sorts `pages` by page number and cuts them into staged-commit segments, in ascending order.
+std::vector<CommitSegment> cut_commit_segments(std::vector<envoy::SqliteDirtyPage> pages);
 
 class EnvoyPageStore final : public PageStore {
   public:
@@ -28,9 +45,14 @@ class EnvoyPageStore final : public PageStore {
 
     Result<std::vector<std::optional<Bytes>>> get_pages(
         const std::vector<std::uint32_t>& pgnos) override;
+    // Up to kSingleCommitMaxPages pages in one request; more as a staged commit (begin, one
+    // request per segment, finalize) that becomes visible only at finalize, so a failure at any
+    // step leaves the database as it was.
     Status commit(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages) override;
 
   private:
+    Status commit_staged(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages);
+
     envoy::EnvoyHandle envoy_;
     boost::asio::any_io_executor io_;
     std::string actor_id_;

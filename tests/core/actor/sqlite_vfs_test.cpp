@@ -8,10 +8,12 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "core/actor/sqlite_database.hpp"
+#include "core/actor/sqlite_envoy_store.hpp"
 
 namespace asio = boost::asio;
 using rivetkit::Bytes;
@@ -208,7 +210,7 @@ TEST(SqliteVfs, FailedCommitLeavesThePreviousConsistentState) {
     expect_integrity(fresh);
 }
 
-// A transaction larger than one engine commit fails as a whole (no staged commit yet).
+// A transaction the store refuses as too large fails as a whole and changes nothing.
 TEST(SqliteVfs, TransactionOverTheCommitLimitFailsAndChangesNothing) {
     auto store = std::make_shared<MemoryPageStore>();
     auto conn = open("vfs-too-large", store);
@@ -229,6 +231,56 @@ TEST(SqliteVfs, TransactionOverTheCommitLimitFailsAndChangesNothing) {
     // Smaller transactions still go through.
     ASSERT_TRUE(s.exec("BEGIN; INSERT INTO t VALUES (zeroblob(4000)); COMMIT;").ok());
     EXPECT_EQ(count_rows(s, "t"), 2);
+}
+
+// The staged commit's segments as the engine requires them: shard-aligned starts, at most five
+// shards each, a shard never split, ascending — whatever order the pages came in.
+TEST(SqliteVfs, StagedCommitSegmentsAreShardAlignedAndNeverSplitAShard) {
+    std::vector<rivetkit::envoy::SqliteDirtyPage> pages;
+    // Pages 1..700 (shards 0..10) plus two far pages, given in descending order.
+    for (std::uint32_t pgno = 700; pgno >= 1; --pgno)
+        pages.push_back({pgno, Bytes{static_cast<std::uint8_t>(pgno)}});
+    pages.push_back({10'000, Bytes{static_cast<std::uint8_t>(10'000)}});
+    pages.push_back({10'001, Bytes{static_cast<std::uint8_t>(10'001)}});
+    std::reverse(pages.begin(), pages.end());
+
+    auto segments = cut_commit_segments(pages);
+    ASSERT_EQ(segments.size(), 4u);
+    EXPECT_EQ(segments[0].first_pgno, 0u);    // shards 0-4: pages 1..319
+    EXPECT_EQ(segments[0].pages.size(), 319u);
+    EXPECT_EQ(segments[1].first_pgno, 320u);  // shards 5-9: pages 320..639
+    EXPECT_EQ(segments[1].pages.size(), 320u);
+    EXPECT_EQ(segments[2].first_pgno, 640u);  // shard 10: pages 640..700
+    EXPECT_EQ(segments[2].pages.size(), 61u);
+    EXPECT_EQ(segments[3].first_pgno, 9984u);  // 10000 / 64 * 64
+    EXPECT_EQ(segments[3].pages.size(), 2u);
+
+    std::uint32_t previous = 0;
+    std::size_t total = 0;
+    for (const auto& segment : segments) {
+        ASSERT_FALSE(segment.pages.empty());
+        EXPECT_EQ(segment.first_pgno % kShardPages, 0u);
+        for (const auto& page : segment.pages) {
+            EXPECT_GT(page.pgno, previous) << "pages ascend across segments";
+            previous = page.pgno;
+            EXPECT_GE(page.pgno, segment.first_pgno);
+            EXPECT_LT(page.pgno, segment.first_pgno + kSegmentMaxShards * kShardPages);
+            EXPECT_EQ(page.bytes, Bytes{static_cast<std::uint8_t>(page.pgno)});
+        }
+        total += segment.pages.size();
+    }
+    EXPECT_EQ(total, pages.size());
+
+    // A window is five shards from the first page's shard, gaps included: 64 opens shards 1-5,
+    // 383 (shard 5) still belongs to it, 384 (shard 6) opens the next.
+    std::vector<rivetkit::envoy::SqliteDirtyPage> sparse{{384, {}}, {64, {}}, {383, {}}};
+    auto cut = cut_commit_segments(sparse);
+    ASSERT_EQ(cut.size(), 2u);
+    EXPECT_EQ(cut[0].first_pgno, 64u);
+    ASSERT_EQ(cut[0].pages.size(), 2u);
+    EXPECT_EQ(cut[0].pages[1].pgno, 383u);
+    EXPECT_EQ(cut[1].first_pgno, 384u);
+    EXPECT_TRUE(cut_commit_segments({}).empty());
 }
 
 TEST(SqliteVfs, FailedAutocommitStatementIsNotApplied) {
