@@ -140,6 +140,11 @@ class Connection {
     // Each time an open socket goes away (with why).
     void on_close(CloseHandler handler);
 
+    // Sent at once when open, otherwise queued for the next socket. An action sent on a socket
+    // that drops fails with client/connection_lost. A queued action waits while a connection
+    // that was open reconnects through transient trouble; it fails with the attempt's error
+    // when the connection never opened, or when the server's answer is definitive (e.g.
+    // actor/not_found). The connection keeps retrying either way until dispose().
     Result<Json> action(std::string name, Json args = Json::array());
     template <typename T, typename... Args>
     Result<T> call(std::string name, const Args&... args) {

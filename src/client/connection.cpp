@@ -49,6 +49,8 @@ struct ConnectionState : std::enable_shared_from_this<ConnectionState> {
     asio::steady_timer timer;
     std::shared_ptr<WsStream> ws;
     bool open = false;
+    // Whether any socket of this connection reached Init.
+    bool ever_opened = false;
     bool disposed = false;
     bool writing = false;
     bool close_requested = false;
@@ -144,6 +146,7 @@ void set_open(ConnectionState& st, bool open, const std::string* actor_id,
 
 void on_init(const std::shared_ptr<ConnectionState>& st, const wire::InitFrame& init) {
     st->open = true;
+    st->ever_opened = true;
     set_open(*st, true, &init.actor_id, &init.connection_id);
     log::debug("client connection open", {{"actor", st->name},
                                           {"actor_id", init.actor_id},
@@ -235,6 +238,44 @@ Error close_error(const WsRead& read) {
     return Error("client", "connection_lost", "connection lost: " + read.reason);
 }
 
+// Whether a failed attempt's error may go away by itself: transport trouble (client/*) and the
+// actor lifecycle boundaries upstream's client reconnects through (restarting, starting,
+// stopping, stopped, the gateway's retryable codes). Anything else — actor/not_found, an
+// authorization error, a rejected connection — is the server's answer to the queued actions.
+bool is_transient(const Error& e) {
+    const std::string& g = e.group();
+    const std::string& c = e.code();
+    if (g == "client")
+        return true;
+    if (g == "actor")
+        return c == "restarting" || c == "starting" || c == "stopping" || c == "stopped" ||
+               (c == "internal_error" && e.message() == "Actor is stopping");
+    if (g == "ws")
+        return c == "going_away";
+    if (g == "guard")
+        return c == "service_unavailable" || c == "actor_wake_retries_exceeded" ||
+               c == "actor_stopped_while_waiting" || c == "tunnel_request_aborted" ||
+               c == "tunnel_message_timeout" || c == "tunnel_response_closed" ||
+               c == "gateway_response_start_timeout";
+    return false;
+}
+
+// Fails every pending action with `error` (those sent on the socket that just ended, and with a
+// definitive error also those still queued for the next socket).
+void fail_pending(ConnectionState& st, bool include_queued, const Error& error) {
+    std::vector<std::uint64_t> ids;
+    for (auto& [id, p] : st.pending) {
+        if (p.sent || include_queued)
+            ids.push_back(id);
+    }
+    for (auto id : ids) {
+        auto found = st.pending.find(id);
+        auto reply = std::move(found->second.reply);
+        st.pending.erase(found);
+        reply.send(error);
+    }
+}
+
 asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
     std::uint32_t attempt = 0;
     const auto endpoint = st->client->endpoint;
@@ -295,22 +336,34 @@ asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
         }
         // The socket is gone: fail what was sent on it, keep what was queued.
         const bool was_open = st->open;
+        if (connected.ok() && !st->disposed) {
+            log::debug("client connection lost",
+                       {{"actor", st->name}, {"was_open", was_open}, {"error", lost->to_string()}});
+            // A socket that ended before its Init is a failed connect to the caller.
+            if (!was_open)
+                report_error(*st, *lost);
+        }
         st->open = false;
         st->ws.reset();
         st->outbox.clear();
         set_open(*st, false, nullptr, nullptr);
-        std::vector<std::uint64_t> sent;
-        for (auto& [id, p] : st->pending) {
-            if (p.sent)
-                sent.push_back(id);
-        }
-        for (auto id : sent) {
-            auto found = st->pending.find(id);
-            auto reply = std::move(found->second.reply);
-            st->pending.erase(found);
-            reply.send(Error("client", "connection_lost",
-                             "the connection dropped before the action's reply: " +
-                                 lost->message()));
+        fail_pending(*st, false,
+                     Error("client", "connection_lost",
+                           "the connection dropped before the action's reply: " +
+                               lost->message()));
+        // The actions queued for the next socket wait for it while a connection that was open
+        // reconnects through transient trouble (an engine restart). They get this attempt's
+        // error instead when it is definitive (the actor does not exist, the connection was
+        // refused) or when the connection never opened at all — as upstream's client fails the
+        // actions of a connection whose opening failed. The connection itself keeps retrying (a
+        // get target may be created later) and queues whatever is called next.
+        if (!st->disposed && (!is_transient(*lost) || !st->ever_opened) &&
+            !st->pending.empty()) {
+            log::info("client connection: queued actions failed",
+                      {{"actor", st->name},
+                       {"count", static_cast<unsigned long long>(st->pending.size())},
+                       {"error", lost->to_string()}});
+            fail_pending(*st, true, *lost);
         }
         if (was_open) {
             auto handlers = st->close_handlers;

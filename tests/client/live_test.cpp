@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -278,6 +279,58 @@ TEST_F(ClientOnCppHost, ConnectionEventsArriveBeforeTheReplyAndStopAfterOff) {
         ASSERT_FALSE(disposed.ok());
         EXPECT_TRUE(disposed.error().is("client", "disposed")) << disposed.error().to_string();
     }
+}
+
+// A connection whose actor does not exist fails its queued actions with the failed attempt's
+// error instead of holding them while it retries; it keeps retrying and opens once the actor
+// exists.
+TEST_F(ClientOnCppHost, ActionsQueuedOnAConnectionToAMissingActorFailInsteadOfWaiting) {
+    Client client(config_for(engine(), Encoding::bare));
+    auto call_with_deadline = [](client::Connection& conn) -> std::optional<Result<json>> {
+        auto fut = std::async(std::launch::async, [&conn] { return conn.action("getCount"); });
+        if (fut.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+            conn.dispose();  // unblocks the call so the future can be destroyed
+            return std::nullopt;
+        }
+        return fut.get();
+    };
+
+    auto by_id = client.get_for_id("counter", "0000000000000000000000000000").connect();
+    std::vector<std::string> errors;
+    std::mutex mu;
+    by_id->on_error([&](const Error& e) {
+        std::lock_guard lock(mu);
+        errors.push_back(e.group() + "." + e.code());
+    });
+    auto missing = call_with_deadline(*by_id);
+    ASSERT_TRUE(missing.has_value()) << "the queued action still waits after 60 s";
+    ASSERT_FALSE(missing->ok());
+    // Engine 2.3.19's gateway accepts the upgrade for an unknown actor id and then resets the
+    // socket, so the error is the lost connection's, not a structured actor error.
+    EXPECT_TRUE(missing->error().is("client", "connection_lost") ||
+                missing->error().group() == "actor")
+        << missing->error().to_string();
+    {
+        std::lock_guard lock(mu);
+        EXPECT_FALSE(errors.empty());
+    }
+    by_id->dispose();
+
+    // `get` of a key nobody created: the same answer; once the actor is created by someone else
+    // the still-retrying connection opens and serves actions.
+    const std::string key = "created-later";
+    auto by_key = client.get("counter", {key}).connect();
+    auto before = call_with_deadline(*by_key);
+    ASSERT_TRUE(before.has_value()) << "the queued action still waits after 60 s";
+    ASSERT_FALSE(before->ok());
+    EXPECT_FALSE(before->error().is("client", "disposed")) << before->error().to_string();
+    auto created = client.get_or_create("counter", {key}).call<std::int64_t>("increment", 4);
+    ASSERT_TRUE(created.ok()) << created.error().to_string();
+    ASSERT_TRUE(by_key->wait_open(std::chrono::seconds(60)));
+    auto after = by_key->call<std::int64_t>("getCount");
+    ASSERT_TRUE(after.ok()) << after.error().to_string();
+    EXPECT_EQ(*after, 4);
+    by_key->dispose();
 }
 
 TEST_F(ClientOnCppHost, RawFetchAndWebSocket) {
