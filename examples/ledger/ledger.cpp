@@ -27,7 +27,10 @@ boost::asio::awaitable<std::shared_ptr<Database>> ledger_db(Action& c) {
 }  // namespace
 
 Actor<LedgerState, LedgerVars> ledger_actor() {
+    ActorOptions options;
+    options.database = true;
     return Actor<LedgerState, LedgerVars>()
+        .options(options)
         .action("add",
                 [](Action& c, std::string text) -> Task {
                     auto db = co_await ledger_db(c);

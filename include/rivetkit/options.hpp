@@ -29,6 +29,9 @@ struct ActorOptions {
     std::optional<std::uint32_t> max_queue_message_size;
     std::optional<std::uint32_t> max_incoming_message_size;
     std::optional<std::uint32_t> max_outgoing_message_size;
+    // The actor uses its SQLite database (c.db()): the inspector shows the database tab from
+    // the start instead of only once the database was opened.
+    std::optional<bool> database;
 };
 
 struct ActionOptions {

@@ -22,6 +22,7 @@ core::ActorConfig to_actor_config(const ActorOptions& options,
     input.name = options.name;
     input.icon = options.icon;
     input.has_state = true;
+    input.has_database = options.database;
     input.state_save_interval_ms = millis(options.state_save_interval);
     input.create_conn_state_timeout_ms = millis(options.create_conn_state_timeout);
     input.on_before_connect_timeout_ms = millis(options.on_before_connect_timeout);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counter_actor.hpp"
+#include "ledger/ledger.hpp"
 #include "engine_harness.hpp"
 #include "live_host.hpp"
 #include "live_stack.hpp"
@@ -39,6 +40,7 @@ class InspectorInterop : public ::testing::Test {
             config.has_state = true;
             config.actions = {{"increment"}, {"getCount"}};
             r.register_actor("counter", counter_factory(std::move(config)));
+            r.register_actor("ledger", examples::ledger_actor().factory());
         });
         if (!stack.ok()) {
             start_error_ = stack.error().to_string();
@@ -169,6 +171,36 @@ TEST_F(InspectorInterop, OfficialV6ClientPathListsAndDeletesSchedules) {
         return ctx && ctx->next_event().has_value();
     });
     EXPECT_FALSE(still_scheduled);
+}
+
+// The database tab, read with the official codecs: the ledger actor (SQLite, declared with
+// ActorOptions::database) shows its tables, columns, row counts and rows over the v6 socket and
+// the HTTP routes, and a statement runs through /inspector/database/execute.
+TEST_F(InspectorInterop, DatabaseTabShowsTheActorsSqliteTables) {
+    auto r = scenario("inspector-db", {"--key", "inspector-db"});
+    EXPECT_EQ(r["isDatabaseEnabled"], true) << r.dump(2);
+    EXPECT_EQ(r["schemaRid"], 1);
+    const json expected_tables = json::array({json{
+        {"table", {{"schema", "main"}, {"name", "entries"}, {"type", "table"}}},
+        {"columns",
+         json::array({json{{"name", "id"}, {"type", "INTEGER"}, {"pk", 1}},
+                      json{{"name", "text"}, {"type", "TEXT"}, {"pk", 0}},
+                      json{{"name", "pad"}, {"type", "BLOB"}, {"pk", 0}}})},
+        {"foreignKeys", json::array()},
+        {"records", 2}}});
+    EXPECT_EQ(r["tables"], expected_tables) << r.dump(2);
+    // offset 1: the second row only.
+    EXPECT_EQ(r["rows"], json({{"rid", 2},
+                               {"rows", json::array({json{{"id", 2}, {"text", "beta"}, {"pad", nullptr}}})}}))
+        << r.dump(2);
+    EXPECT_NE(r.value("missingTable", std::string{}).find("no_such_table"), std::string::npos)
+        << r.dump(2);
+    EXPECT_EQ(r["httpSchemaTables"], json::array({"entries"}));
+    EXPECT_EQ(r["httpRows"], json::array({json{{"id", 1}, {"text", "alpha"}, {"pad", nullptr}}}))
+        << r.dump(2);
+    EXPECT_EQ(r["executeStatus"], 200);
+    EXPECT_EQ(r["executed"], json::array({json{{"n", 2}, {"last", "beta"}}})) << r.dump(2);
+    EXPECT_EQ(r["unauthorized"], 401);
 }
 
 }  // namespace

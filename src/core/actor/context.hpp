@@ -273,6 +273,8 @@ class ActorContext {
     void configure_sqlite(std::shared_ptr<sqlite::PageStore> store) const;
     Task<Result<std::shared_ptr<sqlite::Database>>> db() const;
     Task<void> cleanup_sqlite() const;
+    // Whether db() has opened the database in this generation (and it is not closed yet).
+    bool db_opened() const;
     // Sends an event to the runtime; actor/not_configured or actor/not_ready when it cannot.
     Status try_send_actor_event(ActorEvent event, std::string_view operation) const;
     void send_lifecycle_event(LifecycleEvent event) const;

@@ -59,4 +59,9 @@ ActorContext::Task<void> ActorContext::cleanup_sqlite() const {
         co_await sqlite->cleanup();
 }
 
+bool ActorContext::db_opened() const {
+    auto sqlite = p_->sqlite;
+    return sqlite && sqlite->is_open();
+}
+
 }  // namespace rivetkit::core

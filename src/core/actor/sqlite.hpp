@@ -24,6 +24,7 @@ class ActorSqlite {
     boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> database();
     // Closes the database if it was opened; later database() calls fail with sqlite/closed.
     boost::asio::awaitable<void> cleanup();
+    bool is_open() const noexcept { return db_ != nullptr; }
 
   private:
     std::string name_;

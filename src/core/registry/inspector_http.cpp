@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "base/log.hpp"
 
 #include "core/actor/metrics.hpp"
 #include "core/actor/queue.hpp"
+#include "core/inspector/database.hpp"
 #include "core/inspector/state.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
@@ -58,6 +61,78 @@ std::optional<std::uint32_t> query_u32(std::string_view path, std::string_view k
         return static_cast<std::uint32_t>(n);
     }
     return fallback;
+}
+
+// The raw value of query parameter `key` (percent-decoded); nullopt when absent or malformed.
+std::optional<std::string> query_string(std::string_view path, std::string_view key) {
+    const auto q = path.find('?');
+    if (q == std::string_view::npos)
+        return std::nullopt;
+    std::string_view rest = path.substr(q + 1);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+        const auto eq = pair.find('=');
+        if (pair.substr(0, eq) != key)
+            continue;
+        std::string value(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+        std::replace(value.begin(), value.end(), '+', ' ');
+        return percent_decode(value);
+    }
+    return std::nullopt;
+}
+
+envoy::HttpResponse error_json(const Error& e) {
+    std::uint16_t status = 500;
+    if (e.is("database", "not_enabled") || e.code() == "invalid_request")
+        status = 400;
+    return json_response(status, fmt::format(R"({{"group":{},"code":{},"message":{},"metadata":{}}})",
+                                             json_quote(e.group()), json_quote(e.code()),
+                                             json_quote(e.message()),
+                                             e.metadata().value_or("null")));
+}
+
+envoy::HttpResponse invalid_request(std::string_view message) {
+    return error_json(Error("actor", "invalid_request", std::string(message)));
+}
+
+// POST /inspector/database/execute's body: {"sql": str, "args"?: [values]}.
+Result<std::pair<std::string, std::vector<core::sqlite::Value>>> parse_execute_body(
+    const Bytes& body) {
+    using nlohmann::json;
+    json root = json::parse(body.begin(), body.end(), nullptr, false);
+    if (root.is_discarded() || !root.is_object())
+        return Error("actor", "invalid_request", "Invalid inspector JSON body");
+    auto sql = root.find("sql");
+    if (sql == root.end() || !sql->is_string())
+        return Error("actor", "invalid_request", "Invalid inspector request `sql`: must be a string");
+    if (auto props = root.find("properties"); props != root.end() && !props->is_null())
+        return Error("actor", "invalid_request",
+                     "Invalid inspector request `properties`: named parameters are not supported "
+                     "by this host; use `args`");
+    std::vector<core::sqlite::Value> args;
+    if (auto a = root.find("args"); a != root.end() && !a->is_null()) {
+        if (!a->is_array())
+            return Error("actor", "invalid_request", "Invalid inspector request `args`: must be an array");
+        for (const auto& v : *a) {
+            if (v.is_null())
+                args.emplace_back(std::monostate{});
+            else if (v.is_boolean())
+                args.emplace_back(std::int64_t{v.get<bool>() ? 1 : 0});
+            else if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull))
+                args.emplace_back(v.get<std::int64_t>());
+            else if (v.is_number())
+                args.emplace_back(v.get<double>());
+            else if (v.is_string())
+                args.emplace_back(v.get<std::string>());
+            else
+                return Error("actor", "invalid_request",
+                             "Invalid inspector request `args`: values must be null, booleans, "
+                             "numbers or strings");
+        }
+    }
+    return std::make_pair(sql->get<std::string>(), std::move(args));
 }
 
 }  // namespace
@@ -116,6 +191,40 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
             200, fmt::format(R"({{"size":{},"maxSize":{},"truncated":{},"messages":[{}]}})",
                              messages->size(), queue.max_size(),
                              messages->size() > *limit ? "true" : "false", list));
+    }
+    const std::string_view segment = std::string_view(route.segment).substr(0, route.segment.find('?'));
+    if (request.method == "GET" && segment == "database/schema") {
+        auto op = inspector::database_schema(ctx);
+        auto schema = co_await std::move(op);
+        if (!schema.ok())
+            co_return error_json(schema.error());
+        co_return json_response(200, R"({"schema":)" + cbor_json_or_null(*schema) + "}");
+    }
+    if (request.method == "GET" && segment == "database/rows") {
+        auto table = query_string(request.path, "table");
+        if (!table)
+            co_return invalid_request("Missing or invalid query parameter `table`.");
+        const auto limit = query_u32(request.path, "limit", 100);
+        if (!limit)
+            co_return invalid_request("Invalid query parameter `limit`.");
+        const auto offset = query_u32(request.path, "offset", 0);
+        if (!offset)
+            co_return invalid_request("Invalid query parameter `offset`.");
+        auto op = inspector::database_rows(ctx, std::move(*table), *limit, *offset);
+        auto rows = co_await std::move(op);
+        if (!rows.ok())
+            co_return error_json(rows.error());
+        co_return json_response(200, R"({"rows":)" + cbor_json_or_null(*rows) + "}");
+    }
+    if (request.method == "POST" && segment == "database/execute") {
+        auto body = parse_execute_body(request.body);
+        if (!body.ok())
+            co_return error_json(body.error());
+        auto op = inspector::database_execute(ctx, std::move(body->first), std::move(body->second));
+        auto rows = co_await std::move(op);
+        if (!rows.ok())
+            co_return error_json(rows.error());
+        co_return json_response(200, R"({"rows":)" + cbor_json_or_null(*rows) + "}");
     }
     if (request.method == "GET" && route.segment == "rpcs") {
         std::string list;

@@ -29,6 +29,7 @@
 #include "base/log.hpp"
 #include "core/actor/queue.hpp"
 #include "core/inspector/auth.hpp"
+#include "core/inspector/database.hpp"
 #include "core/inspector/protocol.hpp"
 #include "core/inspector/state.hpp"
 #include "core/registry/registry.hpp"
@@ -75,6 +76,10 @@ std::uint64_t non_negative(std::int64_t ms) {
 
 // Upstream's inspector_schedules for an actor with scheduled events only: kind "at", ordered by
 // next run, then id.
+std::uint32_t clamp_u32(std::uint64_t v) {
+    return v > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(v);
+}
+
 std::vector<wire::Schedule> wire_schedules(const ActorContext& ctx) {
     std::vector<wire::Schedule> out;
     for (auto& event : ctx.persisted_actor().scheduled_events) {
@@ -204,8 +209,7 @@ Task<Result<wire::Init>> build_init(std::shared_ptr<Instance> instance) {
     init.state = co_await state_payload(instance->ctx);
     init.is_state_enabled = instance->ctx.config().has_state;
     init.rpcs = rpcs_of(*instance);
-    // No database access from the inspector yet (the actor SQLite layer is not part of core).
-    init.is_database_enabled = false;
+    init.is_database_enabled = inspector::database_enabled(instance->ctx);
     init.queue_size = messages->size();
     init.workflow_history = std::move(workflow->history);
     init.is_workflow_enabled = workflow->enabled;
@@ -356,9 +360,21 @@ class InspectorSession {
             co_return body_of(
                 wire::ScheduleDeleteResponse{req->id, std::move(req->schedule_id), deleted});
         }
-        // DatabaseSchemaRequest, DatabaseTableRowsRequest.
-        co_return Error("inspector", "database_not_enabled",
-                        "The inspector has no database access for this actor");
+        if (auto* req = request.get_if<wire::DatabaseSchemaRequest>()) {
+            auto op = inspector::database_schema(ctx);
+            auto schema = co_await std::move(op);
+            if (!schema.ok())
+                co_return std::move(schema).error();
+            co_return body_of(wire::DatabaseSchemaResponse{req->id, std::move(schema).value()});
+        }
+        auto& rows_request = std::get<wire::DatabaseTableRowsRequest>(request.value);
+        auto op = inspector::database_rows(ctx, std::move(rows_request.table),
+                                           clamp_u32(rows_request.limit),
+                                           clamp_u32(rows_request.offset));
+        auto rows = co_await std::move(op);
+        if (!rows.ok())
+            co_return std::move(rows).error();
+        co_return body_of(wire::DatabaseTableRowsResponse{rows_request.id, std::move(rows).value()});
     }
 
     // Upstream's inspector RPC: a transient connection, the action through the actor task

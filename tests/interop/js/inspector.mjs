@@ -18,7 +18,12 @@
 // {"ok":false,...} and exit 1 on a failure. The C++ test (tests/interop/inspector_test.cpp)
 // asserts on the values.
 //
-//   node inspector.mjs inspector-ws|inspector-v6 [--key K] [--timeout SECONDS]
+// inspector-db: the database tab of the "ledger" actor (SQLite) as the 2.3.19 inspector reads it:
+// Init's isDatabaseEnabled, DatabaseSchemaRequest / DatabaseTableRowsRequest on the negotiated v6
+// socket (their payloads are CBOR, decoded with cbor-x), and the HTTP routes
+// /inspector/database/{schema,rows,execute} with the bearer token.
+//
+//   node inspector.mjs inspector-ws|inspector-v6|inspector-db [--key K] [--timeout SECONDS]
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,7 +32,7 @@ import { pathToFileURL } from "node:url";
 import { importPackage, nodeModules, packageUrl } from "./deps.mjs";
 import { endpoint, engineApi, namespace, note, poolName, runMain } from "./helpers.mjs";
 
-const SCENARIOS = { "inspector-ws": inspectorWs, "inspector-v6": inspectorV6 };
+const SCENARIOS = { "inspector-ws": inspectorWs, "inspector-v6": inspectorV6, "inspector-db": inspectorDb };
 
 const { decode: cborDecode, encode: cborEncode } = await importPackage("cbor-x");
 const WebSocket = (await importPackage("ws")).default;
@@ -85,10 +90,10 @@ function gatewayQuery(key) {
     });
 }
 
-function inspectorUrl(key, protocolVersion = null) {
+function inspectorUrl(key, protocolVersion = null, actor = "counter") {
     const query = gatewayQuery(key);
     if (protocolVersion != null) query.set("protocol_version", String(protocolVersion));
-    return `${endpoint.replace(/^http/, "ws")}/gateway/counter/inspector/connect?${query}`;
+    return `${endpoint.replace(/^http/, "ws")}/gateway/${actor}/inspector/connect?${query}`;
 }
 
 // One inspector socket: decoded server frames queue up until a test step asks for a tag.
@@ -318,6 +323,62 @@ async function inspectorV6({ client, key }) {
         action: { rid: num(action.rid), output: fromCbor(action.output) },
         tooNew,
         skipped: s.skipped,
+    };
+}
+
+async function inspectorDb({ client, key }) {
+    const h = client.ledger.getOrCreate([key]);
+    await h.add("alpha");
+    await h.add("beta");
+    const actorId = await h.resolve();
+    const token = await inspectorToken(actorId);
+    const version = versioned.CURRENT_VERSION;
+    const s = new InspectorSocket(inspectorUrl(key, version, "ledger"), ["rivet", `rivet_inspector_token.${token}`], {
+        negotiated: version,
+    });
+    const init = await s.next("Init");
+    s.send("DatabaseSchemaRequest", { id: 1n });
+    const schema = await s.next("DatabaseSchemaResponse");
+    s.send("DatabaseTableRowsRequest", { id: 2n, table: "entries", limit: 10n, offset: 1n });
+    const rows = await s.next("DatabaseTableRowsResponse");
+    s.send("DatabaseTableRowsRequest", { id: 3n, table: "no_such_table", limit: 10n, offset: 0n });
+    const missing = await s.next("Error");
+    s.close();
+    await s.closed;
+
+    const base = `${endpoint}/gateway/ledger/inspector/database`;
+    const headers = { authorization: `Bearer ${token}` };
+    const query = gatewayQuery(key);
+    const httpSchema = await (await fetch(`${base}/schema?${query}`, { headers })).json();
+    const rowsQuery = new URLSearchParams(query);
+    rowsQuery.set("table", "entries");
+    rowsQuery.set("limit", "1");
+    const httpRows = await (await fetch(`${base}/rows?${rowsQuery}`, { headers })).json();
+    const execute = await fetch(`${base}/execute?${query}`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ sql: "SELECT count(*) AS n, max(text) AS last FROM entries WHERE id >= ?", args: [1] }),
+    });
+    const executed = await execute.json();
+    const unauthorized = (await fetch(`${base}/schema?${query}`)).status;
+
+    const decoded = fromCbor(schema.schema);
+    return {
+        isDatabaseEnabled: init.isDatabaseEnabled,
+        schemaRid: num(schema.rid),
+        tables: decoded.tables.map((t) => ({
+            table: t.table,
+            columns: t.columns.map((c) => ({ name: c.name, type: c.type, pk: num(c.pk) })),
+            foreignKeys: t.foreignKeys,
+            records: num(t.records),
+        })),
+        rows: { rid: num(rows.rid), rows: fromCbor(rows.result).map((r) => ({ id: num(r.id), text: r.text, pad: r.pad })) },
+        missingTable: missing.message,
+        httpSchemaTables: httpSchema.schema.tables.map((t) => t.table.name),
+        httpRows: httpRows.rows,
+        executeStatus: execute.status,
+        executed: executed.rows,
+        unauthorized,
     };
 }
 
