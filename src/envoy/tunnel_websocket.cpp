@@ -206,8 +206,12 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
     for (auto& [k, ws] : st.websockets) {
         if (ws->actor_id != key.actor_id || ws->generation != key.generation || ws->hibernating)
             continue;
-        if (ws->can_hibernate && reason == StopReason::sleep_intent) {
-            // Stays open at the gateway; re-attached on wake.
+        // Every stop after which the actor lives on (sleep, a draining or lost envoy — the
+        // core keeps its hibernatable connections for these too) leaves a hibernatable socket
+        // open at the gateway, re-attached where the actor wakes; only a destroy closes it.
+        const bool actor_lives_on =
+            reason != StopReason::stop_intent && reason != StopReason::destroy;
+        if (ws->can_hibernate && actor_lives_on) {
             ws->hibernating = true;
             if (auto listener = std::move(ws->listener))
                 listener->on_hibernate();

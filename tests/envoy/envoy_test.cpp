@@ -543,6 +543,41 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
     }(e));
 }
 
+// A draining envoy (the engine stops the actor with GoingAway to move it) keeps a hibernatable
+// socket open at the gateway, as on sleep: no close is sent and the socket hibernates. A destroy
+// closes it (1011 actor.stopped).
+TEST(EnvoyWebSocket, HibernatableSocketStaysOpenWhenItsActorMovesAndClosesOnDestroy) {
+    for (auto reason : {proto::StopActorReason::GoingAway, proto::StopActorReason::Destroy}) {
+        SCOPED_TRACE(reason == proto::StopActorReason::GoingAway ? "going_away" : "destroy");
+        Env e;
+        e.cb->hibernate = true;
+        e.rt.block_on([reason](Env& env) -> asio::awaitable<void> {
+            auto [handle, conn] = co_await connect(env);
+            co_await start_actor(env, *conn, 1);
+            proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+            conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+            auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+            EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+
+            conn->push(stop_command(kActor, 1, 2, reason));
+            auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+            EXPECT_TRUE(stopped && stopped_in(*stopped));
+            auto after = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), 2000ms);
+            const auto* close =
+                after ? after->message_kind.get_if<proto::ToRivetWebSocketClose>() : nullptr;
+            if (reason == proto::StopActorReason::GoingAway) {
+                EXPECT_FALSE(after) << "nothing is sent for the socket of a moving actor";
+                EXPECT_EQ(env.cb->ws->hibernations, 1);
+                EXPECT_TRUE(env.cb->ws->closes.empty());
+            } else {
+                EXPECT_TRUE(close && close->code == 1011u && close->reason == "actor.stopped");
+                EXPECT_EQ(env.cb->ws->hibernations, 0);
+            }
+            co_await finish(env, handle);
+        }(e));
+    }
+}
+
 // The host process restarted while the actor slept: this envoy never saw the socket open. The
 // engine lists it in StartActor; it counts as live while the actor starts, and is re-attached from
 // the metadata the actor persisted (path, last durable client index). A listed socket with no

@@ -133,7 +133,9 @@ TEST(HostExecutable, HibernatableConnectionSurvivesAHostProcessRestart) {
     EXPECT_EQ(r["first"], 1);
     EXPECT_EQ(r["second"], 2);
     EXPECT_EQ(r["count"], 2);
-    EXPECT_EQ(r["sameConnId"], true) << r.dump(2);
+    EXPECT_EQ(r["sameConnId"], true) << r.dump(2) << "\nclient:\n" << node.err() << "\nfirst host:\n"
+                                     << host->err() << "\nsecond host:\n" << again->err()
+                                     << "\nengine:\n" << (*engine)->log_tail();
     EXPECT_EQ(r["opens"], 1) << "the connection must not be re-opened: " << r.dump(2);
     EXPECT_EQ(r["closed"], false) << r.dump(2);
     ASSERT_TRUE(r["generationBefore"].is_number() && r["generationAfter"].is_number()) << r.dump(2);

@@ -28,7 +28,10 @@ async function connSurvivesRestart({ client, key }) {
     const conn = h.connect();
     const log = [];
     const statuses = [];
-    conn.onStatusChange((s) => statuses.push(s));
+    conn.onStatusChange((s) => {
+        statuses.push(s);
+        note(`connection status ${s} at ${new Date().toISOString()}`);
+    });
     const rec = recordConn(conn, log, ["newCount"]);
     const first = await conn.increment(1);
     await within(10_000, rec.until((l) => l.includes(`event:${first}`)));
@@ -37,7 +40,7 @@ async function connSurvivesRestart({ client, key }) {
     note(`first reply ${first}, conn ${connIdBefore}; waiting for the host restart`);
     writeResultLine(`${JSON.stringify({ ready: true })}\n`);
     await go;
-    note("restart signalled; incrementing on the same connection");
+    note(`restart signalled at ${new Date().toISOString()}; incrementing on the same connection`);
     const second = await conn.increment(1);
     await within(10_000, rec.until((l) => l.includes(`event:${second}`)));
     return {
