@@ -1016,3 +1016,64 @@ TEST(EnvoySqlite, RequestsWhileDisconnectedGoOutAfterInit) {
         co_await finish(env, handle);
     }(e));
 }
+
+// The staged commit's three requests: each carries the fence it needs (begin: generation and
+// head; segment and finalize: generation and the stage's txid), and each response — including
+// an engine error half-way — reaches the request that asked, by request id.
+TEST(EnvoySqlite, StagedCommitRequestsCarryTheirFenceAndGetTheirResponses) {
+    Env e;
+    e.config.liveness_timeout = std::chrono::hours(1);
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        auto ex = co_await asio::this_coro::executor;
+
+        auto begin = rt::spawn(ex, handle.sqlite_commit_stage_begin(kActor, SqliteFence{4, 10}));
+        auto breq =
+            co_await conn->next_of<proto::ToRivetSqliteCommitStageBeginRequest>(env.clock(), kWait);
+        EXPECT_TRUE(breq && breq->data.actor_id == kActor &&
+                    breq->data.expected_generation == 4u && breq->data.expected_head_txid == 10u);
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitStageBeginResponse{
+            breq->request_id,
+            proto::SqliteCommitStageBeginResponse{proto::SqliteCommitStageBeginOk{11}}}});
+        auto txid = (co_await begin.join()).value();
+        EXPECT_TRUE(txid.ok() && *txid == 11u);
+
+        std::vector<SqliteDirtyPage> pages{{64, Bytes(4096, 1)}, {65, Bytes(4096, 2)}};
+        auto seg = rt::spawn(ex, handle.sqlite_commit_stage_segment(kActor, 4, 11, 64, pages));
+        auto sreq = co_await conn->next_of<proto::ToRivetSqliteCommitStageSegmentRequest>(
+            env.clock(), kWait);
+        EXPECT_TRUE(sreq && sreq->data.expected_generation == 4u && sreq->data.txid == 11u &&
+                    sreq->data.first_pgno == 64u && sreq->data.dirty_pages.size() == 2u &&
+                    sreq->data.dirty_pages.at(1).pgno == 65u);
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitStageSegmentResponse{
+            sreq->request_id,
+            proto::SqliteCommitStageSegmentResponse{proto::SqliteCommitStageSegmentOk{8300}}}});
+        auto staged = (co_await seg.join()).value();
+        EXPECT_TRUE(staged.ok() && *staged == 8300u);
+
+        auto fin = rt::spawn(ex, handle.sqlite_commit_finalize(kActor, 4, 11, 70, 99,
+                                                               std::vector<std::uint32_t>{0, 64}));
+        auto freq =
+            co_await conn->next_of<proto::ToRivetSqliteCommitFinalizeRequest>(env.clock(), kWait);
+        EXPECT_TRUE(freq && freq->data.txid == 11u && freq->data.new_db_size_pages == 70u &&
+                    freq->data.now_ms == 99 &&
+                    freq->data.segment_first_pgnos == (std::vector<std::uint32_t>{0, 64}));
+        proto::SqliteErrorResponse err{"depot", "head_fence_mismatch", "expected 10, current 11"};
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitFinalizeResponse{
+            freq->request_id, proto::SqliteCommitFinalizeResponse{err}}});
+        auto finalized = (co_await fin.join()).value();
+        EXPECT_TRUE(!finalized.ok() && finalized.error().is("depot", "head_fence_mismatch"));
+
+        // A response of the wrong kind for a request id is not mistaken for the right one.
+        auto begin2 = rt::spawn(ex, handle.sqlite_commit_stage_begin(kActor, SqliteFence{4, 10}));
+        auto breq2 =
+            co_await conn->next_of<proto::ToRivetSqliteCommitStageBeginRequest>(env.clock(), kWait);
+        conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitFinalizeResponse{
+            breq2->request_id,
+            proto::SqliteCommitFinalizeResponse{proto::SqliteCommitFinalizeOk{12}}}});
+        auto wrong = (co_await begin2.join()).value();
+        EXPECT_TRUE(!wrong.ok() && wrong.error().is("sqlite", "unexpected_response"))
+            << (wrong.ok() ? "ok" : wrong.error().to_string());
+        co_await finish(env, handle);
+    }(e));
+}

@@ -200,6 +200,8 @@ TEST_F(InspectorInterop, DatabaseTabShowsTheActorsSqliteTables) {
         << r.dump(2);
     EXPECT_EQ(r["executeStatus"], 200);
     EXPECT_EQ(r["executed"], json::array({json{{"n", 2}, {"last", "beta"}}})) << r.dump(2);
+    EXPECT_EQ(r["named"], json::array({json{{"text", "beta"}}})) << r.dump(2);
+    EXPECT_EQ(r["both"], json({{"status", 400}, {"code", "invalid_request"}})) << r.dump(2);
     EXPECT_EQ(r["unauthorized"], 401);
 }
 

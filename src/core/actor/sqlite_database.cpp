@@ -8,6 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cctype>
+#include <string_view>
 
 #include "base/log.hpp"
 
@@ -130,16 +131,60 @@ Result<QueryResult> Session::query(const std::string& sql, const std::vector<Val
         if (rc = bind(guard.stmt, static_cast<int>(i + 1), params[i]); rc != SQLITE_OK)
             return error(rc);
     }
+    return collect(guard.stmt);
+}
+
+Result<QueryResult> Session::query_named(const std::string& sql, const NamedValues& params) {
+    sqlite3* db = raw(conn_);
+    StatementGuard guard;
+    const char* tail = nullptr;
+    int rc =
+        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
+    if (rc != SQLITE_OK)
+        return error(rc);
+    if (guard.stmt == nullptr)
+        return QueryResult{};
+    if (!only_whitespace(tail)) {
+        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
+    }
+    const int count = sqlite3_bind_parameter_count(guard.stmt);
+    for (int i = 1; i <= count; ++i) {
+        const char* raw_name = sqlite3_bind_parameter_name(guard.stmt, i);
+        if (raw_name == nullptr) {
+            return Error("sqlite", "invalid_bind_parameter",
+                         "parameter " + std::to_string(i) + " is positional; named values given");
+        }
+        const std::string_view name(raw_name);
+        const Value* value = nullptr;
+        for (const auto& [key, v] : params) {
+            if (key == name || (name.size() > 1 && key == name.substr(1))) {
+                value = &v;
+                break;
+            }
+        }
+        if (value == nullptr) {
+            return Error("sqlite", "invalid_bind_parameter",
+                         "no value for parameter " + std::string(name));
+        }
+        if (rc = bind(guard.stmt, i, *value); rc != SQLITE_OK)
+            return error(rc);
+    }
+    return collect(guard.stmt);
+}
+
+Result<QueryResult> Session::collect(void* raw_stmt) {
+    auto* stmt = static_cast<sqlite3_stmt*>(raw_stmt);
     QueryResult out;
-    const int columns = sqlite3_column_count(guard.stmt);
+    const int columns = sqlite3_column_count(stmt);
     out.columns.reserve(static_cast<std::size_t>(columns));
     for (int i = 0; i < columns; ++i)
-        out.columns.emplace_back(sqlite3_column_name(guard.stmt, i));
-    while ((rc = sqlite3_step(guard.stmt)) == SQLITE_ROW) {
+        out.columns.emplace_back(sqlite3_column_name(stmt, i));
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         std::vector<Value> row;
         row.reserve(static_cast<std::size_t>(columns));
         for (int i = 0; i < columns; ++i)
-            row.push_back(column_value(guard.stmt, i));
+            row.push_back(column_value(stmt, i));
         out.rows.push_back(std::move(row));
     }
     if (rc != SQLITE_DONE)
@@ -213,6 +258,14 @@ Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string nam
 Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
     auto op = on_worker<Result<QueryResult>>([sql = std::move(sql), params = std::move(params)](
                                                  Session& s) { return s.query(sql, params); });
+    co_return co_await std::move(op);
+}
+
+Database::Task<Result<QueryResult>> Database::query_named(std::string sql, NamedValues params) {
+    auto op = on_worker<Result<QueryResult>>(
+        [sql = std::move(sql), params = std::move(params)](Session& s) {
+            return s.query_named(sql, params);
+        });
     co_return co_await std::move(op);
 }
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,6 +27,10 @@ namespace rivetkit::core::sqlite {
 
 // NULL, INTEGER, REAL, TEXT, BLOB.
 using Value = std::variant<std::monostate, std::int64_t, double, std::string, Bytes>;
+
+// Parameters by name: `name` matches `:name`, `@name` or `$name` in the statement (a key that
+// includes the prefix matches exactly).
+using NamedValues = std::vector<std::pair<std::string, Value>>;
 
 struct QueryResult {
     std::vector<std::string> columns;
@@ -42,12 +47,15 @@ class Session {
   public:
     explicit Session(Connection& conn) : conn_(conn) {}
     Result<QueryResult> query(const std::string& sql, const std::vector<Value>& params = {});
+    Result<QueryResult> query_named(const std::string& sql, const NamedValues& params);
     Result<RunResult> run(const std::string& sql, const std::vector<Value>& params = {});
     // Any number of statements, no parameters, results discarded.
     Status exec(const std::string& sql);
 
   private:
     Error error(int rc) const;
+    // Steps a prepared, bound statement to the end and collects its rows.
+    Result<QueryResult> collect(void* stmt);
     Connection& conn_;
 };
 
@@ -64,6 +72,7 @@ class Database : public std::enable_shared_from_this<Database> {
                                                         std::shared_ptr<PageStore> store);
 
     Task<Result<QueryResult>> query(std::string sql, std::vector<Value> params = {});
+    Task<Result<QueryResult>> query_named(std::string sql, NamedValues params);
     Task<Result<RunResult>> run(std::string sql, std::vector<Value> params = {});
     Task<Status> exec(std::string sql);
     // `body` runs on the worker between BEGIN IMMEDIATE and COMMIT; an error from it or from the

@@ -144,16 +144,28 @@ boost::asio::awaitable<Result<Bytes>> database_rows(ActorContext ctx, std::strin
     co_return cbor(rows_json(*rows));
 }
 
-boost::asio::awaitable<Result<Bytes>> database_execute(ActorContext ctx, std::string sql,
-                                                       std::vector<Value> args) {
+boost::asio::awaitable<Result<Bytes>> database_execute(
+    ActorContext ctx, std::string sql, std::vector<Value> args,
+    std::optional<sqlite::NamedValues> properties) {
     if (std::all_of(sql.begin(), sql.end(), [](unsigned char c) { return std::isspace(c); }))
         co_return Error("actor", "invalid_request", "Invalid inspector request `sql`: must be non-empty");
+    if (properties && !args.empty()) {
+        co_return Error("actor", "invalid_request",
+                        "Invalid inspector request `parameters`: use either args or properties, "
+                        "not both");
+    }
     auto opening = open(ctx);
     auto db = co_await std::move(opening);
     if (!db.ok())
         co_return std::move(db).error();
-    auto op = run_query(*db, std::move(sql), std::move(args));
-    auto rows = co_await std::move(op);
+    Result<QueryResult> rows = QueryResult{};
+    if (properties) {
+        auto op = (*db)->query_named(std::move(sql), std::move(*properties));
+        rows = co_await std::move(op);
+    } else {
+        auto op = run_query(*db, std::move(sql), std::move(args));
+        rows = co_await std::move(op);
+    }
     if (!rows.ok())
         co_return std::move(rows).error();
     co_return cbor(rows_json(*rows));

@@ -5,12 +5,13 @@
 //   schema: {"tables": [{"table": {"schema": "main", "name", "type"}, "columns": PRAGMA
 //            table_info rows, "foreignKeys": PRAGMA foreign_key_list rows, "records": n}]}
 //   rows:   the rows of one table, LIMIT min(limit, 500) OFFSET offset
-//   execute: the rows of one statement with positional arguments
+//   execute: the rows of one statement with positional or named arguments
 // Errors: database/not_enabled (the actor declares no database and has not opened one), the
 // database's own sqlite/* errors.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ bool database_enabled(const ActorContext& ctx);
 boost::asio::awaitable<Result<Bytes>> database_schema(ActorContext ctx);
 boost::asio::awaitable<Result<Bytes>> database_rows(ActorContext ctx, std::string table,
                                                     std::uint32_t limit, std::uint32_t offset);
-boost::asio::awaitable<Result<Bytes>> database_execute(ActorContext ctx, std::string sql,
-                                                       std::vector<sqlite::Value> args);
+// Positional `args`, or named `properties` (not both).
+boost::asio::awaitable<Result<Bytes>> database_execute(
+    ActorContext ctx, std::string sql, std::vector<sqlite::Value> args,
+    std::optional<sqlite::NamedValues> properties = std::nullopt);
 
 }  // namespace rivetkit::core::inspector

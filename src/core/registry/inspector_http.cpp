@@ -97,9 +97,31 @@ envoy::HttpResponse invalid_request(std::string_view message) {
     return error_json(Error("actor", "invalid_request", std::string(message)));
 }
 
-// POST /inspector/database/execute's body: {"sql": str, "args"?: [values]}.
-Result<std::pair<std::string, std::vector<core::sqlite::Value>>> parse_execute_body(
-    const Bytes& body) {
+// A JSON scalar as an SQLite value (booleans as 0/1, as SQLite stores them); nullopt otherwise.
+std::optional<core::sqlite::Value> sql_value(const nlohmann::json& v) {
+    if (v.is_null())
+        return core::sqlite::Value{std::monostate{}};
+    if (v.is_boolean())
+        return core::sqlite::Value{std::int64_t{v.get<bool>() ? 1 : 0}};
+    if (v.is_number_integer() &&
+        !(v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull))
+        return core::sqlite::Value{v.get<std::int64_t>()};
+    if (v.is_number())
+        return core::sqlite::Value{v.get<double>()};
+    if (v.is_string())
+        return core::sqlite::Value{v.get<std::string>()};
+    return std::nullopt;
+}
+
+struct ExecuteBody {
+    std::string sql;
+    std::vector<core::sqlite::Value> args;
+    std::optional<core::sqlite::NamedValues> properties;
+};
+
+// POST /inspector/database/execute's body: {"sql": str, "args"?: [values],
+// "properties"?: {name: value}}.
+Result<ExecuteBody> parse_execute_body(const Bytes& body) {
     using nlohmann::json;
     json root = json::parse(body.begin(), body.end(), nullptr, false);
     if (root.is_discarded() || !root.is_object())
@@ -107,32 +129,35 @@ Result<std::pair<std::string, std::vector<core::sqlite::Value>>> parse_execute_b
     auto sql = root.find("sql");
     if (sql == root.end() || !sql->is_string())
         return Error("actor", "invalid_request", "Invalid inspector request `sql`: must be a string");
-    if (auto props = root.find("properties"); props != root.end() && !props->is_null())
-        return Error("actor", "invalid_request",
-                     "Invalid inspector request `properties`: named parameters are not supported "
-                     "by this host; use `args`");
-    std::vector<core::sqlite::Value> args;
+    ExecuteBody out;
+    out.sql = sql->get<std::string>();
+    const char* scalar_only = "values must be null, booleans, numbers or strings";
     if (auto a = root.find("args"); a != root.end() && !a->is_null()) {
         if (!a->is_array())
             return Error("actor", "invalid_request", "Invalid inspector request `args`: must be an array");
         for (const auto& v : *a) {
-            if (v.is_null())
-                args.emplace_back(std::monostate{});
-            else if (v.is_boolean())
-                args.emplace_back(std::int64_t{v.get<bool>() ? 1 : 0});
-            else if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull))
-                args.emplace_back(v.get<std::int64_t>());
-            else if (v.is_number())
-                args.emplace_back(v.get<double>());
-            else if (v.is_string())
-                args.emplace_back(v.get<std::string>());
-            else
+            auto value = sql_value(v);
+            if (!value)
                 return Error("actor", "invalid_request",
-                             "Invalid inspector request `args`: values must be null, booleans, "
-                             "numbers or strings");
+                             std::string("Invalid inspector request `args`: ") + scalar_only);
+            out.args.push_back(std::move(*value));
         }
     }
-    return std::make_pair(sql->get<std::string>(), std::move(args));
+    if (auto p = root.find("properties"); p != root.end() && !p->is_null()) {
+        if (!p->is_object())
+            return Error("actor", "invalid_request",
+                         "Invalid inspector request `properties`: must be an object");
+        core::sqlite::NamedValues named;
+        for (const auto& [key, v] : p->items()) {
+            auto value = sql_value(v);
+            if (!value)
+                return Error("actor", "invalid_request",
+                             std::string("Invalid inspector request `properties`: ") + scalar_only);
+            named.emplace_back(key, std::move(*value));
+        }
+        out.properties = std::move(named);
+    }
+    return out;
 }
 
 }  // namespace
@@ -220,7 +245,8 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
         auto body = parse_execute_body(request.body);
         if (!body.ok())
             co_return error_json(body.error());
-        auto op = inspector::database_execute(ctx, std::move(body->first), std::move(body->second));
+        auto op = inspector::database_execute(ctx, std::move(body->sql), std::move(body->args),
+                                              std::move(body->properties));
         auto rows = co_await std::move(op);
         if (!rows.ok())
             co_return error_json(rows.error());

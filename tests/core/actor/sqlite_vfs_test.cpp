@@ -345,6 +345,34 @@ TEST(SqliteVfs, StatementErrorsAreStructured) {
     EXPECT_EQ(dup.error().id(), "sqlite/already_open");
 }
 
+// Named parameters: :name, @name and $name all match the bare key (or the key with its prefix);
+// a missing name or a positional parameter is a structured error.
+TEST(SqliteVfs, NamedParametersBindByName) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-named", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    auto r = s.query_named("SELECT :a, @b, $c, :a",
+                           {{"c", Value(std::string("three"))},
+                            {"a", Value(std::int64_t{1})},
+                            {"@b", Value(2.5)}});
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    ASSERT_EQ(r->rows.size(), 1u);
+    EXPECT_EQ(r->rows[0], (std::vector<Value>{Value(std::int64_t{1}), Value(2.5),
+                                              Value(std::string("three")),
+                                              Value(std::int64_t{1})}));
+    auto missing = s.query_named("SELECT :a, :b", {{"a", Value(std::int64_t{1})}});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().id(), "sqlite/invalid_bind_parameter");
+    EXPECT_NE(missing.error().message().find(":b"), std::string::npos);
+    auto positional = s.query_named("SELECT ?", {{"a", Value(std::int64_t{1})}});
+    ASSERT_FALSE(positional.ok());
+    EXPECT_EQ(positional.error().id(), "sqlite/invalid_bind_parameter");
+    auto none = s.query_named("SELECT 7", {});
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(std::get<std::int64_t>(none->rows.at(0).at(0)), 7);
+}
+
 // The async API: SQLite runs on the worker pool, the caller's coroutine stays on its io thread.
 TEST(SqliteDatabase, RunsOnTheWorkerAndTransactionsRollBackOnError) {
     auto store = std::make_shared<MemoryPageStore>();

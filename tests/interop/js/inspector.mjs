@@ -360,6 +360,19 @@ async function inspectorDb({ client, key }) {
         body: JSON.stringify({ sql: "SELECT count(*) AS n, max(text) AS last FROM entries WHERE id >= ?", args: [1] }),
     });
     const executed = await execute.json();
+    const named = await (
+        await fetch(`${base}/execute?${query}`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: JSON.stringify({ sql: "SELECT text FROM entries WHERE id = :id", properties: { id: 2 } }),
+        })
+    ).json();
+    const both = await fetch(`${base}/execute?${query}`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ sql: "SELECT 1", args: [1], properties: { a: 1 } }),
+    });
+    const bothBody = await both.json();
     const unauthorized = (await fetch(`${base}/schema?${query}`)).status;
 
     const decoded = fromCbor(schema.schema);
@@ -378,6 +391,8 @@ async function inspectorDb({ client, key }) {
         httpRows: httpRows.rows,
         executeStatus: execute.status,
         executed: executed.rows,
+        named: named.rows,
+        both: { status: both.status, code: bothBody.code },
         unauthorized,
     };
 }
