@@ -51,6 +51,9 @@ struct ConnectionState : std::enable_shared_from_this<ConnectionState> {
     bool open = false;
     // Whether any socket of this connection reached Init.
     bool ever_opened = false;
+    // The current socket's server already reported a connection-level error (its Error frame);
+    // the close that follows is not reported again.
+    bool socket_error_reported = false;
     bool disposed = false;
     bool writing = false;
     bool close_requested = false;
@@ -218,6 +221,7 @@ void handle_frame(const std::shared_ptr<ConnectionState>& st, wire::ToClientFram
         } else {
             log::warn("client connection error from actor",
                       {{"actor", st->name}, {"error", err.error.to_string()}});
+            st->socket_error_reported = true;
             report_error(*st, err.error);
         }
     }
@@ -294,6 +298,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
             protocols.push_back("rivet_conn_params." + percent_encode(st->params.dump()));
         auto ws = std::make_shared<WsStream>(st->executor);
         st->ws = ws;
+        st->socket_error_reported = false;
         Endpoint ep = *endpoint;
         std::string path = std::move(target).value();
         Headers headers = st->client->gateway_headers();
@@ -340,7 +345,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
             log::debug("client connection lost",
                        {{"actor", st->name}, {"was_open", was_open}, {"error", lost->to_string()}});
             // A socket that ended before its Init is a failed connect to the caller.
-            if (!was_open)
+            if (!was_open && !st->socket_error_reported)
                 report_error(*st, *lost);
         }
         st->open = false;

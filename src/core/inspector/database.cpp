@@ -10,7 +10,8 @@ namespace rivetkit::core::inspector {
 
 namespace {
 
-using nlohmann::json;
+// Ordered: a row object keeps its columns in SELECT order, as a JS object built from it does.
+using json = nlohmann::ordered_json;
 using sqlite::QueryResult;
 using sqlite::Value;
 
