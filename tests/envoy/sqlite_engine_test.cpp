@@ -429,3 +429,60 @@ TEST(SqliteEngine, TransactionLargerThanOneCommitIsStagedAndSurvivesSleepAndRest
     EXPECT_EQ(std::get<std::string>(scalar(envoy, db, "PRAGMA integrity_check")), "ok");
     close_db(envoy, db);
 }
+
+// A commit applied by the engine whose reply never reached the store (the envoy re-sends a
+// request that was in flight across a reconnect; the engine fences the second copy with
+// depot/head_fence_mismatch) is recognized as applied by reading its pages back, and the store
+// carries on from the engine's head. A fence mismatch over pages that are not this commit's stays
+// an error.
+TEST(SqliteEngine, CommitWhoseReplyWasLostIsRecognizedAsApplied) {
+    auto engine = start_engine();
+    ASSERT_TRUE(engine);
+    auto cb = std::make_shared<LiveCallbacks>();
+    LiveEnvoy envoy(live_config(*engine), cb);
+    auto started = start_actor(*engine, *cb, envoy, "sqlite-lost-reply");
+    ASSERT_FALSE(started.actor.empty()) << engine->log_tail();
+    const std::string actor = started.actor;
+    const std::uint32_t g = started.generation;
+
+    auto io = envoy.run([]() -> asio::awaitable<asio::any_io_executor> {
+        co_return co_await asio::this_coro::executor;
+    });
+    ASSERT_TRUE(io);
+    // The store blocks the calling thread on the envoy's io thread: call it from this one.
+    sql::EnvoyPageStore store(envoy.handle(), *io, actor, g);
+    auto pages_of = [](std::uint8_t fill) {
+        return std::vector<SqliteDirtyPage>{{1, page_of(fill)},
+                                            {2, page_of(static_cast<std::uint8_t>(fill + 1))}};
+    };
+    ASSERT_TRUE(store.commit(pages_of(0x10), 2).ok());
+    auto first = get_pages(envoy, actor, {1}, SqliteFence{g, {}});
+    ASSERT_TRUE(first && first->ok());
+    const std::uint64_t head = (*first)->head_txid.value();
+
+    // "The store's commit" lands while its reply is lost: sent here outside the store.
+    SqliteCommit landed{pages_of(0x20), 2, 5};
+    auto applied = commit(envoy, actor, landed, SqliteFence{g, head});
+    ASSERT_TRUE(applied && applied->ok()) << (applied ? applied->error().to_string() : "");
+    // The re-sent copy meets the fence, and the store recognizes its own pages.
+    auto resent = store.commit(pages_of(0x20), 2);
+    ASSERT_TRUE(resent.ok()) << resent.error().to_string();
+    // It now writes on from the engine's head.
+    ASSERT_TRUE(store.commit(pages_of(0x30), 2).ok());
+    auto now = get_pages(envoy, actor, {1, 2}, SqliteFence{g, {}});
+    ASSERT_TRUE(now && now->ok());
+    EXPECT_EQ((*now)->pages.at(0).bytes, page_of(0x30));
+    EXPECT_EQ((*now)->pages.at(1).bytes, page_of(0x31));
+    EXPECT_EQ((*now)->head_txid, head + 2);
+
+    // Someone else's pages at a newer head: not this commit, the mismatch stands.
+    SqliteCommit other{pages_of(0x40), 2, 6};
+    auto moved = commit(envoy, actor, other, SqliteFence{g, head + 2});
+    ASSERT_TRUE(moved && moved->ok());
+    auto refused = store.commit(pages_of(0x50), 2);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().id(), "depot/head_fence_mismatch") << refused.error().to_string();
+    auto kept = get_pages(envoy, actor, {1}, SqliteFence{g, {}});
+    ASSERT_TRUE(kept && kept->ok());
+    EXPECT_EQ((*kept)->pages.at(0).bytes, page_of(0x40));
+}

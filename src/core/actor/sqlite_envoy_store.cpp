@@ -3,7 +3,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <future>
+#include <string_view>
 
 #include "base/log.hpp"
 
@@ -65,6 +67,71 @@ std::vector<CommitSegment> cut_commit_segments(std::vector<envoy::SqliteDirtyPag
     return segments;
 }
 
+std::vector<PageDigest> digest_pages(const std::vector<envoy::SqliteDirtyPage>& pages) {
+    std::vector<PageDigest> out;
+    out.reserve(pages.size());
+    for (const auto& page : pages) {
+        std::string_view bytes(reinterpret_cast<const char*>(page.bytes.data()), page.bytes.size());
+        out.push_back(PageDigest{page.pgno, std::hash<std::string_view>{}(bytes)});
+    }
+    return out;
+}
+
+Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& written) {
+    // Read back without a head fence (the store's head is the stale one), a bounded batch at a
+    // time.
+    constexpr std::size_t kBatch = 256;
+    const std::optional<std::uint64_t> seen = head_txid_;
+    std::optional<std::uint64_t> head;
+    for (std::size_t at = 0; at < written.size(); at += kBatch) {
+        std::vector<std::uint32_t> pgnos;
+        for (std::size_t i = at; i < std::min(written.size(), at + kBatch); ++i)
+            pgnos.push_back(written[i].pgno);
+        envoy::SqliteFence fence{generation_, std::nullopt};
+        auto got = block_on<envoy::SqliteGetPagesResult>(
+            io_, [envoy = envoy_, actor = actor_id_, pgnos, fence] {
+                return envoy.sqlite_get_pages(actor, pgnos, fence);
+            });
+        if (!got.ok())
+            return std::move(got).error();
+        if (!got->head_txid || (seen && *got->head_txid <= *seen))
+            return false;
+        if (head && *head != *got->head_txid)
+            return false;  // the database moved while it was being read
+        head = got->head_txid;
+        for (std::size_t i = at; i < std::min(written.size(), at + kBatch); ++i) {
+            const auto& want = written[i];
+            auto page = std::find_if(got->pages.begin(), got->pages.end(),
+                                     [&](const auto& p) { return p.pgno == want.pgno; });
+            if (page == got->pages.end() || !page->bytes)
+                return false;
+            std::string_view bytes(reinterpret_cast<const char*>(page->bytes->data()),
+                                   page->bytes->size());
+            if (std::hash<std::string_view>{}(bytes) != want.hash)
+                return false;
+        }
+    }
+    if (!head)
+        return false;
+    head_txid_ = head;
+    return true;
+}
+
+// A fence mismatch on a commit that was in fact applied (its reply lost) is success.
+Status EnvoyPageStore::settle_fenced(Error error, const std::vector<PageDigest>& written) {
+    if (!error.is("depot", "head_fence_mismatch") || written.empty())
+        return error;
+    auto applied = commit_was_applied(written);
+    if (applied.ok() && *applied) {
+        log::info("sqlite commit was applied before its reply was lost",
+                  {{"actor_id", actor_id_},
+                   {"head_txid", head_txid_.value_or(0)},
+                   {"pages", static_cast<unsigned long long>(written.size())}});
+        return {};
+    }
+    return error;
+}
+
 Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
     const std::vector<std::uint32_t>& pgnos) {
     envoy::SqliteFence fence{generation_, head_txid_};
@@ -97,13 +164,14 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
     if (pages.size() > kSingleCommitMaxPages)
         return commit_staged(std::move(pages), db_size_pages);
     envoy::SqliteFence fence{generation_, head_txid_};
+    const auto written = digest_pages(pages);
     envoy::SqliteCommit request{std::move(pages), db_size_pages, now_ms()};
     auto committed = block_on<std::optional<std::uint64_t>>(
         io_, [envoy = envoy_, actor = actor_id_, request = std::move(request), fence]() mutable {
             return envoy.sqlite_commit(actor, std::move(request), fence);
         });
     if (!committed.ok())
-        return std::move(committed).error();
+        return settle_fenced(std::move(committed).error(), written);
     if (*committed)
         head_txid_ = *committed;
     return {};
@@ -112,6 +180,7 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
 Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
                                      std::uint32_t db_size_pages) {
     const std::size_t page_count = pages.size();
+    const auto written = digest_pages(pages);
     auto segments = cut_commit_segments(std::move(pages));
     envoy::SqliteFence fence{generation_, head_txid_};
     auto begun = block_on<std::uint64_t>(io_, [envoy = envoy_, actor = actor_id_, fence] {
@@ -151,7 +220,7 @@ Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
                                                 std::move(first_pgnos));
         });
     if (!finalized.ok())
-        return std::move(finalized).error();
+        return settle_fenced(std::move(finalized).error(), written);
     head_txid_ = finalized->value_or(txid);
     log::debug("sqlite staged commit published",
                {{"actor_id", actor_id_},

@@ -34,6 +34,13 @@ struct CommitSegment {
 // Sorts `pages` by page number and cuts them into staged-commit segments, in ascending order.
 std::vector<CommitSegment> cut_commit_segments(std::vector<envoy::SqliteDirtyPage> pages);
 
+// What a commit wrote to one page, kept to recognize the commit after its reply was lost.
+struct PageDigest {
+    std::uint32_t pgno = 0;
+    std::size_t hash = 0;
+};
+std::vector<PageDigest> digest_pages(const std::vector<envoy::SqliteDirtyPage>& pages);
+
 class EnvoyPageStore final : public PageStore {
   public:
     EnvoyPageStore(envoy::EnvoyHandle envoy, boost::asio::any_io_executor io, std::string actor_id,
@@ -50,8 +57,16 @@ class EnvoyPageStore final : public PageStore {
     // step leaves the database as it was.
     Status commit(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages) override;
 
+    // After a commit (or finalize) failed with depot/head_fence_mismatch: whether the engine
+    // already holds exactly these pages at a head newer than the one this store last saw — the
+    // commit was applied and only its reply was lost (the envoy re-sends a request in flight
+    // across a reconnect, and the engine fences the second copy). Adopts the engine's head then.
+    // Only this generation writes its database, so a match is this store's own commit.
+    Result<bool> commit_was_applied(const std::vector<PageDigest>& written);
+
   private:
     Status commit_staged(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages);
+    Status settle_fenced(Error error, const std::vector<PageDigest>& written);
 
     envoy::EnvoyHandle envoy_;
     boost::asio::any_io_executor io_;
