@@ -3,7 +3,8 @@
 // life as a KV request. Requests made while disconnected, and requests in flight when a
 // connection drops, are (re)sent after the next ToEnvoyInit. A re-sent get_pages is harmless; a
 // re-sent commit that the engine had already applied fails its head-txid fence instead of being
-// applied twice, so the database never moves past what its writer saw.
+// applied twice, so the database never moves past what its writer saw (the page store then reads
+// the pages back to learn that its commit did land: EnvoyPageStore::commit_was_applied).
 
 #include <utility>
 
