@@ -20,8 +20,17 @@ struct PagedFileState {
     std::string name;
     std::shared_ptr<PageStore> store;
     bool loaded = false;
-    // Pages as last committed; nullopt = known to hold no bytes (reads as zeros).
-    std::unordered_map<std::uint32_t, std::optional<Bytes>> committed;
+    // Pages as last committed; bytes nullopt = known to hold no bytes (reads as zeros). A page
+    // with bytes may be dropped again (least recently read first) to keep at most `cache_limit`
+    // of them; pages known to be zeros are never dropped (the engine may still hold old bytes).
+    struct CachedPage {
+        std::optional<Bytes> bytes;
+        std::uint64_t last_read = 0;
+    };
+    std::unordered_map<std::uint32_t, CachedPage> committed;
+    std::size_t cache_limit = kDefaultPageCacheLimit;
+    std::size_t cached_with_bytes = 0;
+    std::uint64_t read_clock = 0;
     std::map<std::uint32_t, Bytes> dirty;
     std::uint32_t committed_size_pages = 0;
     std::uint32_t size_pages = 0;
@@ -57,6 +66,36 @@ bool known(const PagedFileState& f, std::uint32_t pgno) {
     return f.dirty.contains(pgno) || f.committed.contains(pgno);
 }
 
+void set_committed(PagedFileState& f, std::uint32_t pgno, std::optional<Bytes> bytes) {
+    auto [it, inserted] = f.committed.try_emplace(pgno);
+    if (!inserted && it->second.bytes)
+        --f.cached_with_bytes;
+    if (bytes)
+        ++f.cached_with_bytes;
+    it->second.bytes = std::move(bytes);
+    it->second.last_read = ++f.read_clock;
+}
+
+// Drops the least recently read pages with bytes down to 3/4 of the limit once it is exceeded
+// (so the O(n) pass runs once per quarter-limit of new pages, not on every fetch).
+void evict_if_needed(PagedFileState& f) {
+    if (f.cached_with_bytes <= f.cache_limit)
+        return;
+    const std::size_t keep = f.cache_limit - f.cache_limit / 4;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> candidates;
+    candidates.reserve(f.cached_with_bytes);
+    for (const auto& [pgno, page] : f.committed) {
+        if (page.bytes)
+            candidates.emplace_back(page.last_read, pgno);
+    }
+    const std::size_t drop = candidates.size() - std::min(keep, candidates.size());
+    std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(drop),
+                     candidates.end());
+    for (std::size_t i = 0; i < drop; ++i)
+        f.committed.erase(candidates[i].second);
+    f.cached_with_bytes -= drop;
+}
+
 // Loads the pages of [first, last] that are neither dirty nor cached, plus read-ahead, in one
 // request. Reads of cached pages (the common case) allocate nothing.
 int fetch_missing(PagedFileState& f, std::uint32_t first, std::uint32_t last) {
@@ -88,7 +127,7 @@ int fetch_missing(PagedFileState& f, std::uint32_t first, std::uint32_t last) {
                                      std::to_string(bytes->size()) + " bytes");
             return SQLITE_IOERR_READ;
         }
-        f.committed.emplace(missing[i], std::move(bytes));
+        set_committed(f, missing[i], std::move(bytes));
     }
     return SQLITE_OK;
 }
@@ -99,7 +138,7 @@ int load(PagedFileState& f) {
         return SQLITE_OK;
     if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
         return rc;
-    const auto& page1 = f.committed.at(1);
+    const auto& page1 = f.committed.at(1).bytes;
     f.committed_size_pages = page1 ? header_size_pages(*page1) : 0;
     f.size_pages = f.committed_size_pages;
     f.loaded = true;
@@ -107,14 +146,17 @@ int load(PagedFileState& f) {
 }
 
 // Page `pgno` as the file reads it: dirty, else committed; nullptr for a page of zeros.
-const std::uint8_t* page_data(const PagedFileState& f, std::uint32_t pgno) {
+const std::uint8_t* page_data(PagedFileState& f, std::uint32_t pgno) {
     if (auto d = f.dirty.find(pgno); d != f.dirty.end())
         return d->second.data();
     auto c = f.committed.find(pgno);
-    return c != f.committed.end() && c->second ? c->second->data() : nullptr;
+    if (c == f.committed.end() || !c->second.bytes)
+        return nullptr;
+    c->second.last_read = ++f.read_clock;
+    return c->second.bytes->data();
 }
 
-void copy_from_page(const PagedFileState& f, std::uint32_t pgno, std::size_t offset, std::size_t n,
+void copy_from_page(PagedFileState& f, std::uint32_t pgno, std::size_t offset, std::size_t n,
                     std::uint8_t* out) {
     if (const std::uint8_t* data = page_data(f, pgno)) {
         std::memcpy(out, data + offset, n);
@@ -164,6 +206,7 @@ int paged_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) 
                        out + (pos - begin));
         pos += n;
     }
+    evict_if_needed(f);
     return SQLITE_OK;
 }
 
@@ -229,16 +272,19 @@ int paged_sync(sqlite3_file* file, int) {
         return SQLITE_IOERR_FSYNC;
     }
     for (auto& [pgno, bytes] : f.dirty)
-        f.committed.insert_or_assign(pgno, std::optional<Bytes>(std::move(bytes)));
+        set_committed(f, pgno, std::optional<Bytes>(std::move(bytes)));
     f.dirty.clear();
     // Pages past the new end read as zeros if the file grows again, whatever the engine kept.
-    for (auto& [pgno, bytes] : f.committed) {
-        if (pgno > f.size_pages)
-            bytes.reset();
+    for (auto& [pgno, page] : f.committed) {
+        if (pgno > f.size_pages && page.bytes) {
+            page.bytes.reset();
+            --f.cached_with_bytes;
+        }
     }
     for (std::uint32_t p = f.size_pages + 1; p <= f.committed_size_pages; ++p)
-        f.committed.insert_or_assign(p, std::nullopt);
+        set_committed(f, p, std::nullopt);
     f.committed_size_pages = f.size_pages;
+    evict_if_needed(f);
     return SQLITE_OK;
 }
 
@@ -461,11 +507,13 @@ const char* register_page_vfs() {
 }
 
 Result<std::unique_ptr<Connection>> Connection::open(std::string name,
-                                                     std::shared_ptr<PageStore> store) {
+                                                     std::shared_ptr<PageStore> store,
+                                                     std::size_t page_cache_limit) {
     const char* vfs = register_page_vfs();
     auto state = std::make_shared<PagedFileState>();
     state->name = name;
     state->store = std::move(store);
+    state->cache_limit = std::max<std::size_t>(page_cache_limit, 8);
     {
         std::lock_guard lock(registry_mutex());
         if (!registry().emplace(name, state).second) {
@@ -518,6 +566,10 @@ std::optional<Error> Connection::take_store_error() {
     if (!file_)
         return std::nullopt;
     return std::exchange(file_->last_error, std::nullopt);
+}
+
+std::size_t Connection::cached_pages() const {
+    return file_ ? file_->cached_with_bytes : 0;
 }
 
 }  // namespace rivetkit::core::sqlite

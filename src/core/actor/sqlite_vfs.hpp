@@ -55,10 +55,15 @@ const char* register_page_vfs();
 // databases of the process (the actor id). Sets the pragmas the VFS relies on.
 struct PagedFileState;
 
+// Committed pages a database keeps in memory by default (16 MiB); the least recently read beyond
+// that are dropped and fetched again when needed. Dirty pages of the open transaction never count.
+inline constexpr std::size_t kDefaultPageCacheLimit = 4096;
+
 class Connection {
   public:
-    static Result<std::unique_ptr<Connection>> open(std::string name,
-                                                    std::shared_ptr<PageStore> store);
+    static Result<std::unique_ptr<Connection>> open(
+        std::string name, std::shared_ptr<PageStore> store,
+        std::size_t page_cache_limit = kDefaultPageCacheLimit);
     ~Connection();
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
@@ -67,6 +72,8 @@ class Connection {
     void* raw() const noexcept { return db_; }
     // The error of the last failed page-store call, if the last SQLite error came from one.
     std::optional<Error> take_store_error();
+    // Committed pages with bytes held in memory now.
+    std::size_t cached_pages() const;
 
   private:
     Connection() = default;

@@ -154,6 +154,47 @@ TEST(SqliteVfs, ColdScanReadsAheadInsteadOfOneRequestPerPage) {
     EXPECT_LE(store->reads, 20) << "pages were fetched one at a time";
 }
 
+// A database larger than its page cache: committed pages beyond the limit are dropped, least
+// recently read first, and fetched again when read — the data stays whole and memory bounded.
+TEST(SqliteVfs, PageCacheStaysWithinItsLimitAndRefetchesWhatItDropped) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = Connection::open("vfs-cache-fill", store, 64);
+        ASSERT_TRUE(conn.ok()) << conn.error().to_string();
+        Session s(**conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)").ok());
+        for (int batch = 0; batch < 4; ++batch) {
+            ASSERT_TRUE(s.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                               "FROM n WHERE i < 100) INSERT INTO t (body) SELECT "
+                               "zeroblob(4000) FROM n; COMMIT;")
+                            .ok());
+            EXPECT_LE((*conn)->cached_pages(), 64u);
+        }
+        EXPECT_GT(store->pages.size(), 400u);
+    }
+    auto conn = Connection::open("vfs-cache-read", store, 64);
+    ASSERT_TRUE(conn.ok()) << conn.error().to_string();
+    Session s(**conn);
+    ASSERT_TRUE(s.exec("PRAGMA cache_size = 16").ok());  // keep SQLite's own cache small too
+    for (int pass = 0; pass < 2; ++pass) {
+        const int reads_before = store->reads;
+        auto sum = s.query("SELECT count(*), sum(length(body)) FROM t");
+        ASSERT_TRUE(sum.ok()) << sum.error().to_string();
+        EXPECT_EQ(std::get<std::int64_t>(sum->rows.at(0).at(0)), 400);
+        EXPECT_EQ(std::get<std::int64_t>(sum->rows.at(0).at(1)), 400 * 4000);
+        EXPECT_LE((*conn)->cached_pages(), 64u);
+        // The second pass reads again what the first one dropped.
+        EXPECT_GT(store->reads, reads_before) << "pass " << pass;
+    }
+    expect_integrity(s);
+    // Writes after evictions still commit against the right pages.
+    ASSERT_TRUE(s.exec("UPDATE t SET body = zeroblob(10) WHERE id % 7 = 0").ok());
+    auto after = s.query("SELECT sum(length(body)) FROM t");
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(std::get<std::int64_t>(after->rows.at(0).at(0)), 343 * 4000 + 57 * 10);
+    expect_integrity(s);
+}
+
 TEST(SqliteVfs, OneTransactionIsOneCommit) {
     auto store = std::make_shared<MemoryPageStore>();
     auto conn = open("vfs-one-commit", store);
