@@ -111,6 +111,38 @@ struct RawSocketState;
 }  // namespace detail
 
 class ActorHandle;
+class Connection;
+
+namespace detail {
+struct EventQueue;
+}
+
+// The events of one name on a connection as a stream, for coroutines (`co_await next_async()`)
+// and blocking code (`next(timeout)`). Events are buffered from Connection::subscribe() on, up to
+// `capacity`; when it is full the oldest is dropped (dropped() counts them). The stream ends when
+// closed, destroyed (which unsubscribes) or when its connection is disposed.
+class EventStream {
+  public:
+    ~EventStream();
+    EventStream(const EventStream&) = delete;
+    EventStream& operator=(const EventStream&) = delete;
+
+    // The next event's args; nullopt after `timeout` or once the stream ended.
+    std::optional<Json> next(std::chrono::milliseconds timeout);
+    // Waits for the next event (resuming on the awaiting coroutine's executor); nullopt once the
+    // stream ended. One waiter at a time: a second concurrent call returns nullopt at once.
+    boost::asio::awaitable<std::optional<Json>> next_async();
+    std::size_t dropped() const;
+    void close();
+
+  private:
+    friend class Connection;
+    EventStream(std::shared_ptr<detail::ConnectionState> connection, std::uint64_t listener,
+                std::shared_ptr<detail::EventQueue> queue);
+    std::shared_ptr<detail::ConnectionState> connection_;
+    std::uint64_t listener_;
+    std::shared_ptr<detail::EventQueue> queue_;
+};
 
 // An actor-connect WebSocket (upstream's ActorConn). Opens at once and reconnects forever with
 // backoff until dispose(); every event with a listener is re-subscribed after each (re)connect.
@@ -132,6 +164,8 @@ class Connection {
     // its id for off().
     std::uint64_t on(std::string event, EventHandler handler);
     void off(std::uint64_t listener);
+    // The events named `event` as an EventStream (a listener like on()'s).
+    std::unique_ptr<EventStream> subscribe(std::string event, std::size_t capacity = 1024);
     // Connection-level errors: Error frames without an action id, malformed frames, failed
     // (re)connects.
     void on_error(ErrorHandler handler);

@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -23,6 +26,60 @@ namespace rivetkit::client {
 namespace asio = boost::asio;
 
 namespace detail {
+
+struct EventQueue {
+    using Waiter = asio::any_completion_handler<void(std::optional<Json>)>;
+
+    mutable std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<Json> events;
+    std::size_t capacity = 1024;
+    std::size_t dropped = 0;
+    bool closed = false;
+    std::optional<Waiter> waiter;
+
+    // The waiting coroutine's executor, where its completion is posted (never run inline).
+    asio::any_io_executor waiter_executor;
+
+    static void complete(asio::any_io_executor ex, Waiter waiter, std::optional<Json> value) {
+        asio::post(ex, [waiter = std::move(waiter), value = std::move(value)]() mutable {
+            std::move(waiter)(std::move(value));
+        });
+    }
+
+    // On the client's executor (the event listener).
+    void push(const Json& args) {
+        std::unique_lock lock(mutex);
+        if (closed)
+            return;
+        if (waiter) {
+            Waiter w = std::move(*waiter);
+            waiter.reset();
+            lock.unlock();
+            complete(waiter_executor, std::move(w), args);
+            return;
+        }
+        if (events.size() >= capacity) {
+            events.pop_front();
+            ++dropped;
+        }
+        events.push_back(args);
+        cv.notify_one();
+    }
+
+    void close() {
+        std::unique_lock lock(mutex);
+        if (closed)
+            return;
+        closed = true;
+        std::optional<Waiter> w = std::move(waiter);
+        waiter.reset();
+        cv.notify_all();
+        lock.unlock();
+        if (w)
+            complete(waiter_executor, std::move(*w), std::nullopt);
+    }
+};
 
 struct PendingAction {
     rt::OneshotSender<Result<Json>> reply;
@@ -64,6 +121,8 @@ struct ConnectionState : std::enable_shared_from_this<ConnectionState> {
     std::vector<Connection::ErrorHandler> error_handlers;
     std::vector<Connection::OpenHandler> open_handlers;
     std::vector<Connection::CloseHandler> close_handlers;
+    // Event streams to end when the connection is disposed.
+    std::vector<std::weak_ptr<EventQueue>> streams;
     std::minstd_rand rng{std::random_device{}()};
 
     // Shared with user threads.
@@ -395,7 +454,12 @@ asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
         auto [ec] = co_await st->timer.async_wait(asio::as_tuple(asio::use_awaitable));
         (void)ec;
     }
-    // Disposed (or unusable): everything still pending fails.
+    // Disposed (or unusable): event streams end, everything still pending fails.
+    for (auto& weak : st->streams) {
+        if (auto queue = weak.lock())
+            queue->close();
+    }
+    st->streams.clear();
     auto pending = std::move(st->pending);
     st->pending.clear();
     for (auto& [id, p] : pending)
@@ -501,8 +565,10 @@ std::uint64_t Connection::on(std::string event, EventHandler handler) {
     return id;
 }
 
-void Connection::off(std::uint64_t listener) {
-    on_executor(state_, [listener](detail::ConnectionState& st) {
+namespace {
+void remove_listener(const std::shared_ptr<detail::ConnectionState>& state,
+                     std::uint64_t listener) {
+    on_executor(state, [listener](detail::ConnectionState& st) {
         auto it = st.listeners.find(listener);
         if (it == st.listeners.end())
             return;
@@ -512,6 +578,89 @@ void Connection::off(std::uint64_t listener) {
             detail::send_frame(st.shared_from_this(),
                                wire::encode_subscription_request(st.encoding, event, false));
     });
+}
+}  // namespace
+
+void Connection::off(std::uint64_t listener) {
+    remove_listener(state_, listener);
+}
+
+std::unique_ptr<EventStream> Connection::subscribe(std::string event, std::size_t capacity) {
+    auto queue = std::make_shared<detail::EventQueue>();
+    queue->capacity = std::max<std::size_t>(capacity, 1);
+    std::weak_ptr<detail::EventQueue> weak = queue;
+    const std::uint64_t id =
+        on(std::move(event), [weak](const Json& args) {
+            if (auto q = weak.lock())
+                q->push(args);
+        });
+    on_executor(state_, [weak](detail::ConnectionState& st) {
+        if (st.disposed) {
+            if (auto q = weak.lock())
+                q->close();
+            return;
+        }
+        st.streams.push_back(weak);
+    });
+    return std::unique_ptr<EventStream>(new EventStream(state_, id, std::move(queue)));
+}
+
+// MARK: EventStream
+
+EventStream::EventStream(std::shared_ptr<detail::ConnectionState> connection,
+                         std::uint64_t listener, std::shared_ptr<detail::EventQueue> queue)
+    : connection_(std::move(connection)), listener_(listener), queue_(std::move(queue)) {}
+
+EventStream::~EventStream() { close(); }
+
+void EventStream::close() {
+    queue_->close();
+    if (connection_) {
+        remove_listener(connection_, listener_);
+        connection_.reset();
+    }
+}
+
+std::size_t EventStream::dropped() const {
+    std::lock_guard lock(queue_->mutex);
+    return queue_->dropped;
+}
+
+std::optional<Json> EventStream::next(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(queue_->mutex);
+    queue_->cv.wait_for(lock, timeout,
+                        [&] { return !queue_->events.empty() || queue_->closed; });
+    if (queue_->events.empty())
+        return std::nullopt;
+    Json out = std::move(queue_->events.front());
+    queue_->events.pop_front();
+    return out;
+}
+
+boost::asio::awaitable<std::optional<Json>> EventStream::next_async() {
+    auto queue = queue_;
+    auto initiate = [queue](auto handler) {
+        asio::any_io_executor ex = asio::get_associated_executor(handler);
+        std::unique_lock lock(queue->mutex);
+        if (!queue->events.empty()) {
+            std::optional<Json> value(std::move(queue->events.front()));
+            queue->events.pop_front();
+            lock.unlock();
+            detail::EventQueue::complete(ex, std::move(handler), std::move(value));
+            return;
+        }
+        if (queue->closed || queue->waiter) {
+            lock.unlock();
+            detail::EventQueue::complete(ex, std::move(handler), std::nullopt);
+            return;
+        }
+        queue->waiter.emplace(std::move(handler));
+        queue->waiter_executor = std::move(ex);
+    };
+    auto op = asio::async_initiate<const asio::use_awaitable_t<>&, void(std::optional<Json>)>(
+        std::move(initiate), asio::use_awaitable);
+    std::optional<Json> value = co_await std::move(op);
+    co_return value;
 }
 
 void Connection::on_error(ErrorHandler handler) {

@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "engine_harness.hpp"
@@ -331,6 +336,55 @@ TEST_F(ClientOnCppHost, ActionsQueuedOnAConnectionToAMissingActorFailInsteadOfWa
     ASSERT_TRUE(after.ok()) << after.error().to_string();
     EXPECT_EQ(*after, 4);
     by_key->dispose();
+}
+
+// The same events as a stream: a blocking reader, a coroutine on another io_context, events
+// buffered while nobody waits, and the end of the stream when the connection is disposed.
+TEST_F(ClientOnCppHost, EventStreamServesBlockingReadersAndCoroutines) {
+    Client client(config_for(engine(), Encoding::bare));
+    auto counter = client.get_or_create("counter", {"event-stream"});
+    auto conn = counter.connect();
+    auto stream = conn->subscribe("newCount");
+    ASSERT_TRUE(conn->wait_open());
+    ASSERT_TRUE(conn->call<std::int64_t>("increment", 2).ok());
+    ASSERT_TRUE(conn->call<std::int64_t>("increment", 3).ok());
+    // Both were buffered before anyone asked.
+    EXPECT_EQ(stream->next(std::chrono::seconds(10)), json::array({2}));
+    EXPECT_EQ(stream->next(std::chrono::seconds(10)), json::array({5}));
+    EXPECT_EQ(stream->next(std::chrono::milliseconds(0)), std::nullopt);
+
+    boost::asio::io_context io;
+    auto waiting = boost::asio::co_spawn(
+        io,
+        [&stream]() -> boost::asio::awaitable<std::optional<json>> {
+            auto op = stream->next_async();
+            auto first = co_await std::move(op);
+            co_return first;
+        },
+        boost::asio::use_future);
+    std::thread runner([&io] { io.run(); });
+    ASSERT_TRUE(conn->call<std::int64_t>("increment", 4).ok());
+    ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(waiting.get(), json::array({9}));
+    runner.join();
+    EXPECT_EQ(stream->dropped(), 0u);
+
+    // Disposing the connection ends the stream for a waiting coroutine and for readers.
+    io.restart();
+    auto ended = boost::asio::co_spawn(
+        io,
+        [&stream]() -> boost::asio::awaitable<std::optional<json>> {
+            auto op = stream->next_async();
+            auto value = co_await std::move(op);
+            co_return value;
+        },
+        boost::asio::use_future);
+    std::thread runner2([&io] { io.run_for(std::chrono::seconds(20)); });
+    conn->dispose();
+    ASSERT_EQ(ended.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(ended.get(), std::nullopt);
+    runner2.join();
+    EXPECT_EQ(stream->next(std::chrono::seconds(5)), std::nullopt);
 }
 
 TEST_F(ClientOnCppHost, RawFetchAndWebSocket) {
