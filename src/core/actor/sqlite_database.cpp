@@ -8,6 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cctype>
+#include <optional>
 #include <string_view>
 
 #include "base/log.hpp"
@@ -108,7 +109,10 @@ Error Session::error(int rc) const {
     }
 }
 
-Result<QueryResult> Session::query(const std::string& sql, const std::vector<Value>& params) {
+// Prepares `sql` as exactly one statement, lets `bind_all(stmt)` bind its parameters (an int
+// SQLite code, or an Error), and steps it to the end.
+template <typename Bind>
+Result<QueryResult> Session::run_one(const std::string& sql, Bind&& bind_all) {
     sqlite3* db = raw(conn_);
     StatementGuard guard;
     const char* tail = nullptr;
@@ -121,55 +125,54 @@ Result<QueryResult> Session::query(const std::string& sql, const std::vector<Val
     if (!only_whitespace(tail)) {
         return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
     }
-    const int expected = sqlite3_bind_parameter_count(guard.stmt);
-    if (expected != static_cast<int>(params.size())) {
-        return Error("sqlite", "invalid_bind_parameter",
-                     "statement takes " + std::to_string(expected) + " parameters, got " +
-                         std::to_string(params.size()));
-    }
-    for (std::size_t i = 0; i < params.size(); ++i) {
-        if (rc = bind(guard.stmt, static_cast<int>(i + 1), params[i]); rc != SQLITE_OK)
-            return error(rc);
-    }
+    if (std::optional<Error> bad = bind_all(guard.stmt))
+        return std::move(*bad);
     return collect(guard.stmt);
 }
 
+Result<QueryResult> Session::query(const std::string& sql, const std::vector<Value>& params) {
+    return run_one(sql, [&](sqlite3_stmt* stmt) -> std::optional<Error> {
+        const int expected = sqlite3_bind_parameter_count(stmt);
+        if (expected != static_cast<int>(params.size())) {
+            return Error("sqlite", "invalid_bind_parameter",
+                         "statement takes " + std::to_string(expected) + " parameters, got " +
+                             std::to_string(params.size()));
+        }
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            if (int rc = bind(stmt, static_cast<int>(i + 1), params[i]); rc != SQLITE_OK)
+                return error(rc);
+        }
+        return std::nullopt;
+    });
+}
+
 Result<QueryResult> Session::query_named(const std::string& sql, const NamedValues& params) {
-    sqlite3* db = raw(conn_);
-    StatementGuard guard;
-    const char* tail = nullptr;
-    int rc =
-        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
-    if (rc != SQLITE_OK)
-        return error(rc);
-    if (guard.stmt == nullptr)
-        return QueryResult{};
-    if (!only_whitespace(tail)) {
-        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
-    }
-    const int count = sqlite3_bind_parameter_count(guard.stmt);
-    for (int i = 1; i <= count; ++i) {
-        const char* raw_name = sqlite3_bind_parameter_name(guard.stmt, i);
-        if (raw_name == nullptr) {
-            return Error("sqlite", "invalid_bind_parameter",
-                         "parameter " + std::to_string(i) + " is positional; named values given");
-        }
-        const std::string_view name(raw_name);
-        const Value* value = nullptr;
-        for (const auto& [key, v] : params) {
-            if (key == name || (name.size() > 1 && key == name.substr(1))) {
-                value = &v;
-                break;
+    return run_one(sql, [&](sqlite3_stmt* stmt) -> std::optional<Error> {
+        const int count = sqlite3_bind_parameter_count(stmt);
+        for (int i = 1; i <= count; ++i) {
+            const char* raw_name = sqlite3_bind_parameter_name(stmt, i);
+            if (raw_name == nullptr) {
+                return Error("sqlite", "invalid_bind_parameter",
+                             "parameter " + std::to_string(i) +
+                                 " is positional; named values given");
             }
+            const std::string_view name(raw_name);
+            const Value* value = nullptr;
+            for (const auto& [key, v] : params) {
+                if (key == name || (name.size() > 1 && key == name.substr(1))) {
+                    value = &v;
+                    break;
+                }
+            }
+            if (value == nullptr) {
+                return Error("sqlite", "invalid_bind_parameter",
+                             "no value for parameter " + std::string(name));
+            }
+            if (int rc = bind(stmt, i, *value); rc != SQLITE_OK)
+                return error(rc);
         }
-        if (value == nullptr) {
-            return Error("sqlite", "invalid_bind_parameter",
-                         "no value for parameter " + std::string(name));
-        }
-        if (rc = bind(guard.stmt, i, *value); rc != SQLITE_OK)
-            return error(rc);
-    }
-    return collect(guard.stmt);
+        return std::nullopt;
+    });
 }
 
 Result<QueryResult> Session::collect(void* raw_stmt) {

@@ -54,6 +54,8 @@ class Session {
 
   private:
     Error error(int rc) const;
+    template <typename Bind>
+    Result<QueryResult> run_one(const std::string& sql, Bind&& bind_all);
     // Steps a prepared, bound statement to the end and collects its rows.
     Result<QueryResult> collect(void* stmt);
     Connection& conn_;
