@@ -4,6 +4,7 @@
 // Result<...> with sqlite/* errors. Rows convert to JSON objects keyed by column name.
 
 #include "core/actor/sqlite_database.hpp"
+#include "core/actor/sqlite_json.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
@@ -14,30 +15,12 @@ using SqlRows = core::sqlite::QueryResult;
 
 // NULL → null, INTEGER / REAL → number, TEXT → string, BLOB → binary.
 inline Json sql_value_to_json(const SqlValue& value) {
-    return std::visit(
-        [](const auto& v) -> Json {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::monostate>) {
-                return Json(nullptr);
-            } else if constexpr (std::is_same_v<T, Bytes>) {
-                return Json::binary(std::vector<std::uint8_t>(v.begin(), v.end()));
-            } else {
-                return Json(v);
-            }
-        },
-        value);
+    return core::sqlite::value_to_json<Json>(value);
 }
 
 // [{column: value, ...}, ...]; a later column of the same name wins.
 inline Json sql_rows_to_json(const SqlRows& rows) {
-    Json out = Json::array();
-    for (const auto& row : rows.rows) {
-        Json object = Json::object();
-        for (std::size_t i = 0; i < row.size() && i < rows.columns.size(); ++i)
-            object[rows.columns[i]] = sql_value_to_json(row[i]);
-        out.push_back(std::move(object));
-    }
-    return out;
+    return core::sqlite::rows_to_json<Json>(rows);
 }
 
 }  // namespace rivetkit

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/actor/sqlite_json.hpp"
+
 namespace rivetkit::core::inspector {
 
 namespace {
@@ -17,32 +19,6 @@ using sqlite::Value;
 
 Error not_enabled() {
     return Error("database", "not_enabled", "The actor has no database enabled");
-}
-
-json to_json(const Value& v) {
-    return std::visit(
-        [](const auto& x) -> json {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, std::monostate>)
-                return nullptr;
-            else if constexpr (std::is_same_v<T, Bytes>)
-                return json::binary(std::vector<std::uint8_t>(x.begin(), x.end()));
-            else
-                return x;
-        },
-        v);
-}
-
-// Rows as objects keyed by column name (a later column of the same name wins, as in a JS object).
-json rows_json(const QueryResult& r) {
-    json rows = json::array();
-    for (const auto& row : r.rows) {
-        json object = json::object();
-        for (std::size_t i = 0; i < row.size() && i < r.columns.size(); ++i)
-            object[r.columns[i]] = to_json(row[i]);
-        rows.push_back(std::move(object));
-    }
-    return rows;
 }
 
 std::string quote_identifier(const std::string& name) {
@@ -122,8 +98,8 @@ boost::asio::awaitable<Result<Bytes>> database_schema(ActorContext ctx) {
                         {{"schema", "main"},
                          {"name", *name},
                          {"type", type != nullptr ? *type : std::string("table")}}},
-                       {"columns", rows_json(*columns)},
-                       {"foreignKeys", rows_json(*foreign)},
+                       {"columns", sqlite::rows_to_json<json>(*columns)},
+                       {"foreignKeys", sqlite::rows_to_json<json>(*foreign)},
                        {"records", records}});
     }
     co_return cbor(json{{"tables", std::move(out)}});
@@ -142,7 +118,7 @@ boost::asio::awaitable<Result<Bytes>> database_rows(ActorContext ctx, std::strin
     auto rows = co_await std::move(op);
     if (!rows.ok())
         co_return std::move(rows).error();
-    co_return cbor(rows_json(*rows));
+    co_return cbor(sqlite::rows_to_json<json>(*rows));
 }
 
 boost::asio::awaitable<Result<Bytes>> database_execute(
@@ -169,7 +145,7 @@ boost::asio::awaitable<Result<Bytes>> database_execute(
     }
     if (!rows.ok())
         co_return std::move(rows).error();
-    co_return cbor(rows_json(*rows));
+    co_return cbor(sqlite::rows_to_json<json>(*rows));
 }
 
 }  // namespace rivetkit::core::inspector
