@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <boost/url/parse.hpp>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
@@ -33,54 +35,30 @@ std::string cbor_json_or_null(BytesView cbor) {
     return text.ok() ? std::move(text).value() : std::string("null");
 }
 
+// Query parameter `key` of `path`, percent-decoded ('+' as space); nullopt when absent or when
+// the request target does not parse.
+std::optional<std::string> query_param(std::string_view path, std::string_view key) {
+    auto url = boost::urls::parse_origin_form(path);
+    if (!url)
+        return std::nullopt;
+    auto params = url->params();
+    auto it = params.find(key);
+    if (it == params.end())
+        return std::nullopt;
+    return std::string((*it).value);
+}
+
 // The `key` query parameter of `path` as u32: `fallback` when absent, nullopt when malformed.
 std::optional<std::uint32_t> query_u32(std::string_view path, std::string_view key,
                                        std::uint32_t fallback) {
-    const auto q = path.find('?');
-    if (q == std::string_view::npos)
+    auto value = query_param(path, key);
+    if (!value)
         return fallback;
-    std::string_view rest = path.substr(q + 1);
-    while (!rest.empty()) {
-        const auto amp = rest.find('&');
-        std::string_view pair = rest.substr(0, amp);
-        rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
-        const auto eq = pair.find('=');
-        if (pair.substr(0, eq) != key)
-            continue;
-        std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
-        if (value.empty() || value.size() > 10)
-            return std::nullopt;
-        std::uint64_t n = 0;
-        for (char c : value) {
-            if (c < '0' || c > '9')
-                return std::nullopt;
-            n = n * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        if (n > 0xffffffffu)
-            return std::nullopt;
-        return static_cast<std::uint32_t>(n);
-    }
-    return fallback;
-}
-
-// The raw value of query parameter `key` (percent-decoded); nullopt when absent or malformed.
-std::optional<std::string> query_string(std::string_view path, std::string_view key) {
-    const auto q = path.find('?');
-    if (q == std::string_view::npos)
+    std::uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+    if (value->empty() || ec != std::errc{} || end != value->data() + value->size())
         return std::nullopt;
-    std::string_view rest = path.substr(q + 1);
-    while (!rest.empty()) {
-        const auto amp = rest.find('&');
-        std::string_view pair = rest.substr(0, amp);
-        rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
-        const auto eq = pair.find('=');
-        if (pair.substr(0, eq) != key)
-            continue;
-        std::string value(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
-        std::replace(value.begin(), value.end(), '+', ' ');
-        return percent_decode(value);
-    }
-    return std::nullopt;
+    return n;
 }
 
 envoy::HttpResponse error_json(const Error& e) {
@@ -226,7 +204,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
         co_return json_response(200, R"({"schema":)" + cbor_json_or_null(*schema) + "}");
     }
     if (request.method == "GET" && segment == "database/rows") {
-        auto table = query_string(request.path, "table");
+        auto table = query_param(request.path, "table");
         if (!table)
             co_return invalid_request("Missing or invalid query parameter `table`.");
         const auto limit = query_u32(request.path, "limit", 100);
