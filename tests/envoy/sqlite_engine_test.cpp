@@ -86,6 +86,28 @@ std::optional<Result<std::optional<std::uint64_t>>> commit(LiveEnvoy& envoy, std
 
 namespace sql = rivetkit::core::sqlite;
 
+// Puts `actor` to sleep and wakes it through the gateway; the generation it woke as, or 0 when
+// the stop, the wake request or the new start did not happen.
+std::uint32_t sleep_and_wake(EngineHarness& engine, LiveCallbacks& cb, LiveEnvoy& envoy,
+                             const std::string& actor) {
+    const auto stops = cb.read([&](const LiveCallbacks::State& s) { return s.stops_of(actor); });
+    const auto starts = cb.read([&](const LiveCallbacks::State& s) { return s.starts_of(actor); });
+    EnvoyHandle h = envoy.handle();
+    envoy.run([h, actor]() -> asio::awaitable<bool> {
+        h.sleep_actor(actor);
+        co_return true;
+    });
+    if (!cb.wait([&](const auto& s) { return s.stops_of(actor) > stops; }))
+        return 0;
+    auto woke = http_request(engine.guard_port(), "GET", "/gateway/" + actor + "/wake");
+    if (!woke.ok())
+        return 0;
+    if (!cb.wait([&](const auto& s) { return s.starts_of(actor) > starts; }))
+        return 0;
+    return cb.read([](const auto& s) { return s.starts.back().generation; });
+}
+
+
 std::shared_ptr<sql::Database> open_db(LiveEnvoy& envoy, const std::string& actor,
                                        std::uint32_t generation) {
     EnvoyHandle h = envoy.handle();
@@ -219,15 +241,7 @@ TEST(SqliteEngine, DatabaseSurvivesSleepAndEngineRestart) {
 
     // Sleep, then wake as generation 2.
     EnvoyHandle h = envoy.handle();
-    envoy.run([h, actor]() -> asio::awaitable<bool> {
-        h.sleep_actor(actor);
-        co_return true;
-    });
-    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
-    auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
-    ASSERT_TRUE(woke.ok());
-    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }));
-    const auto generation2 = cb->read([](const auto& s) { return s.starts.back().generation; });
+    const auto generation2 = sleep_and_wake(*engine, *cb, envoy, actor);
     ASSERT_GT(generation2, started.generation);
 
     // The old generation can no longer read (nor write) the database.
@@ -403,16 +417,8 @@ TEST(SqliteEngine, TransactionLargerThanOneCommitIsStagedAndSurvivesSleepAndRest
     ASSERT_TRUE(exec(envoy, db, "INSERT INTO blobs (body) VALUES (x'01')").ok());
     close_db(envoy, db);
 
-    EnvoyHandle h = envoy.handle();
-    envoy.run([h, actor]() -> asio::awaitable<bool> {
-        h.sleep_actor(actor);
-        co_return true;
-    });
-    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.stops_of(actor) >= 1; }));
-    auto woke = http_request(engine->guard_port(), "GET", "/gateway/" + actor + "/wake");
-    ASSERT_TRUE(woke.ok());
-    ASSERT_TRUE(cb->wait([&](const auto& s) { return s.starts_of(actor) >= 2; }));
-    const auto generation2 = cb->read([](const auto& s) { return s.starts.back().generation; });
+    const auto generation2 = sleep_and_wake(*engine, *cb, envoy, actor);
+    ASSERT_GT(generation2, started.generation);
     auto restarted = engine->restart();
     ASSERT_TRUE(restarted.ok()) << restarted.error().to_string();
     ASSERT_TRUE(cb->wait([](const auto& s) { return s.connects >= 2; }, 60s)) << "no reconnect";
