@@ -101,17 +101,31 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
     return out;
 }
 
+std::vector<std::uint16_t> free_loopback_ports(std::size_t n) {
+    // Every socket stays bound until all n ports are picked: a port released before the next
+    // bind(0) can come straight back from the kernel, and the engine was once handed the same
+    // port for its API and its metrics server.
+    std::vector<int> fds;
+    std::vector<std::uint16_t> ports;
+    for (std::size_t i = 0; i < n; ++i) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0;
+        ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        socklen_t len = sizeof addr;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+        fds.push_back(fd);
+        ports.push_back(ntohs(addr.sin_port));
+    }
+    for (int fd : fds)
+        ::close(fd);
+    return ports;
+}
+
 std::uint16_t free_loopback_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
+    return free_loopback_ports(1).front();
 }
 
 Result<std::unique_ptr<EngineHarness>> EngineHarness::start(EngineOptions options) {
@@ -121,14 +135,28 @@ Result<std::unique_ptr<EngineHarness>> EngineHarness::start(EngineOptions option
     if (::mkdtemp(tmpl.data()) == nullptr)
         return harness_error("tmpdir", "mkdtemp failed");
     h->root_ = tmpl;
-    h->guard_port_ = free_loopback_port();
-    h->api_peer_port_ = free_loopback_port();
-    h->metrics_port_ = free_loopback_port();
-    if (auto s = h->spawn(); !s.ok())
-        return s.error();
-    if (auto s = h->wait_ready(); !s.ok())
-        return s.error();
-    return h;
+    // Free ports are picked, released, then bound by the engine: another process (tests run in
+    // parallel) can take one in between. An engine that died on a taken port is started again on
+    // fresh ports, a bounded number of times.
+    constexpr int kAttempts = 4;
+    for (int attempt = 1;; ++attempt) {
+        auto ports = free_loopback_ports(3);
+        h->guard_port_ = ports[0];
+        h->api_peer_port_ = ports[1];
+        h->metrics_port_ = ports[2];
+        if (auto s = h->spawn(); !s.ok())
+            return s.error();
+        auto ready = h->wait_ready();
+        if (ready.ok())
+            return h;
+        const bool port_taken = h->pid_ < 0 && h->log_tail().find("AddrInUse") != std::string::npos;
+        if (!port_taken || attempt == kAttempts)
+            return ready.error();
+        h->kill_hard();
+        std::error_code ignored;
+        std::filesystem::remove_all(h->root_ / "db", ignored);
+        std::filesystem::remove(h->root_ / "engine.log", ignored);
+    }
 }
 
 EngineHarness::~EngineHarness() {

@@ -43,8 +43,9 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
                                 std::vector<std::pair<std::string, std::string>> headers = {},
                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-// Loopback ports nobody listens on right now.
+// Loopback ports nobody listens on right now (n distinct ones).
 std::uint16_t free_loopback_port();
+std::vector<std::uint16_t> free_loopback_ports(std::size_t n);
 
 class EngineHarness {
   public:

@@ -46,12 +46,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    "$node_bin" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-guard_port="$(free_port)"
-api_peer_port="$(free_port)"
-metrics_port="$(free_port)"
+# Three distinct free ports: all three listeners stay open until every port is known (a port
+# released before the next listen(0) can be handed out again).
+read -r guard_port api_peer_port metrics_port < <("$node_bin" -e '
+const net = require("net");
+const servers = [0, 1, 2].map(() => net.createServer());
+Promise.all(servers.map((s) => new Promise((ok) => s.listen(0, "127.0.0.1", ok)))).then(() => {
+    console.log(servers.map((s) => s.address().port).join(" "));
+    servers.forEach((s) => s.close());
+});')
 endpoint="http://127.0.0.1:$guard_port"
 
 # --- engine (same environment as EngineHarness::spawn) ------------------------------------
