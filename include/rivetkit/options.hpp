@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "core/actor/config.hpp"
 
 namespace rivetkit {
+
+struct Request;  // rivetkit/raw.hpp
 
 struct ActorOptions {
     std::optional<std::string> name;  // display name
@@ -32,6 +35,14 @@ struct ActorOptions {
     // The actor uses its SQLite database (c.db()): the inspector shows the database tab from
     // the start instead of only once the database was opened.
     std::optional<bool> database;
+    // Upstream's canHibernateWebSocket, for raw sockets (on_websocket): such a socket stays open
+    // at the gateway while the actor sleeps. Its connection is persisted, a message on it wakes
+    // the actor, and on_websocket runs again with the same connection (same conn id, params and
+    // state); the socket's messages are acked only once saved. Sockets on /connect always
+    // hibernate. The predicate decides per upgrade request (what on_websocket gets as `upgrade`)
+    // and wins over the flag.
+    std::optional<bool> can_hibernate_websocket;
+    std::function<bool(const Request&)> can_hibernate_websocket_if;
 };
 
 struct ActionOptions {

@@ -1,5 +1,7 @@
 #include "rivetkit/options.hpp"
 
+#include "rivetkit/raw.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -37,12 +39,20 @@ core::ActorConfig to_actor_config(const ActorOptions& options,
     input.max_queue_message_size = options.max_queue_message_size;
     input.max_incoming_message_size = options.max_incoming_message_size;
     input.max_outgoing_message_size = options.max_outgoing_message_size;
+    input.can_hibernate_websocket = options.can_hibernate_websocket;
     std::vector<core::ActionDefinition> actions;
     actions.reserve(action_names.size());
     for (const auto& name : action_names)
         actions.push_back({name});
     input.actions = std::move(actions);
-    return core::actor_config_from_input(std::move(input));
+    core::ActorConfig config = core::actor_config_from_input(std::move(input));
+    if (options.can_hibernate_websocket_if) {
+        config.can_hibernate_websocket =
+            [decide = options.can_hibernate_websocket_if](const core::HttpRequest& head) {
+                return decide(Request{head.method, head.path, head.headers, head.body});
+            };
+    }
+    return config;
 }
 
 }  // namespace rivetkit

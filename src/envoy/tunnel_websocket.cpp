@@ -106,6 +106,7 @@ void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen ope
     WebSocketOpen request{actor->actor_id, id, std::move(open.path), std::move(open.headers),
                           false};
     ws->can_hibernate = st.callbacks && st.callbacks->can_hibernate(request);
+    request.can_hibernate = ws->can_hibernate;
     st.websockets[id.key()] = ws;
     st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(request)));
 }
@@ -244,14 +245,24 @@ void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
         listed.push_back(id.key());
         std::shared_ptr<WsStream> ws;
         auto it = st.websockets.find(id.key());
+        auto meta = std::find_if(metas.begin(), metas.end(),
+                                 [&](const HibernatingWebSocketMeta& m) { return m.id == id; });
         if (it != st.websockets.end() && it->second->hibernating &&
             it->second->actor_id == key.actor_id) {
             ws = it->second;
+            // Messages the actor persisted but had not acked when it slept are durable: ack them
+            // now, and the gateway's re-sends of them are skipped as duplicates.
+            if (meta != metas.end() &&
+                index_after(meta->last_client_index, ws->last_acked_index.value_or(0))) {
+                ws->last_acked_index = meta->last_client_index;
+                ws->last_in_index = meta->last_client_index;
+                send_ws(st, *ws,
+                        proto::ToRivetTunnelMessageKind{
+                            proto::ToRivetWebSocketMessageAck{meta->last_client_index}});
+            }
         } else if (it == st.websockets.end()) {
             // Opened by another process (this host restarted while the actor slept): rebuilt
             // from what the actor persisted about it.
-            auto meta = std::find_if(metas.begin(), metas.end(),
-                                     [&](const HibernatingWebSocketMeta& m) { return m.id == id; });
             if (meta != metas.end()) {
                 ws = std::make_shared<WsStream>();
                 ws->actor_id = key.actor_id;
@@ -279,7 +290,7 @@ void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
         ws->generation = key.generation;
         log::debug("restoring hibernating websocket",
                    {{"actor_id", key.actor_id}, {"request", id.to_hex()}});
-        WebSocketOpen open{key.actor_id, id, ws->path, ws->headers, true};
+        WebSocketOpen open{key.actor_id, id, ws->path, ws->headers, true, true};
         st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(open)));
     }
     // Hibernating sockets of this actor that the engine no longer lists are gone at the gateway.

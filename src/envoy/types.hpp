@@ -100,6 +100,9 @@ struct WebSocketOpen {
     Headers headers;
     // True when this re-attaches a socket that hibernated while its actor slept.
     bool restoring = false;
+    // The gateway keeps this socket open while its actor sleeps (the callbacks' can_hibernate
+    // said so, or it is being restored).
+    bool can_hibernate = false;
 };
 
 struct WebSocketMessage {

@@ -13,10 +13,11 @@ namespace rivetkit::core {
 
 using Millis = std::chrono::milliseconds;
 
-struct HttpRequestHead;  // defined with the registry's HTTP types
+struct HttpRequest;  // core/actor/messages.hpp
 
-// Whether a raw websocket may hibernate: a fixed answer or a decision per upgrade request.
-using CanHibernateWebSocket = std::variant<bool, std::function<bool(const HttpRequestHead&)>>;
+// Whether a raw websocket may hibernate: a fixed answer or a decision per upgrade request (GET,
+// the path after the actor's gateway prefix, lower-cased headers).
+using CanHibernateWebSocket = std::variant<bool, std::function<bool(const HttpRequest&)>>;
 
 struct ActorConfigOverrides {
     std::optional<Millis> sleep_grace_period;

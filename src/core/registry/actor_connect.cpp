@@ -27,6 +27,29 @@ struct Inbound {
     std::optional<envoy::CloseFrame> close;
 };
 
+// Durable before acknowledged: a hibernatable connection's message index is recorded on the
+// connection, saved with the next (immediate) save, and only then acked to the gateway. False
+// when the save failed or the actor is gone.
+asio::awaitable<bool> persist_and_ack_message(WeakActorContext weak, ConnHandle conn,
+                                              envoy::WebSocketSender sender, std::string actor_id,
+                                              std::uint16_t index) {
+    if (!conn.is_hibernatable())
+        co_return true;
+    auto live = weak.upgrade();
+    if (!live)
+        co_return false;
+    conn.set_server_message_index(index);
+    live->request_hibernation_transport_save(conn.id());
+    Status saved = co_await live->request_save_and_wait(RequestSaveOpts{true, std::nullopt});
+    if (!saved.ok()) {
+        log::warn("failed to persist hibernatable message",
+                  {{"actor_id", actor_id}, {"conn_id", conn.id()}, {"error", saved.error().to_string()}});
+        co_return false;
+    }
+    sender.ack(index);
+    co_return true;
+}
+
 // Per-socket state shared by the listener, the reader loop and in-flight actions.
 struct ConnectSocket {
     std::string actor_id;
@@ -46,26 +69,8 @@ struct ConnectSocket {
         sender.close(envoy::CloseFrame{code, std::move(reason)});
     }
 
-    // Durable before acknowledged: the message index is recorded on the connection, saved with
-    // the next (immediate) save, and only then acked to the gateway.
     asio::awaitable<bool> persist_and_ack(std::uint16_t index) const {
-        if (!conn.is_hibernatable())
-            co_return true;
-        auto live = ctx.upgrade();
-        if (!live)
-            co_return false;
-        conn.set_server_message_index(index);
-        live->request_hibernation_transport_save(conn.id());
-        Status saved = co_await live->request_save_and_wait(RequestSaveOpts{true, std::nullopt});
-        if (!saved.ok()) {
-            log::warn("failed to persist hibernatable message",
-                      {{"actor_id", actor_id},
-                       {"conn_id", conn.id()},
-                       {"error", saved.error().to_string()}});
-            co_return false;
-        }
-        sender.ack(index);
-        co_return true;
+        return persist_and_ack_message(ctx, conn, sender, actor_id, index);
     }
 
     void send_frame(Bytes frame) const { sender.send(std::move(frame), binary()); }
@@ -228,41 +233,90 @@ asio::awaitable<void> disconnect_raw(ConnHandle conn, std::string reason) {
 }
 
 // A raw /websocket socket: frames go to the runtime's RawWebSocket in order; invalid UTF-8 in a
-// text frame closes with 1007 as upstream.
+// text frame closes with 1007 as upstream. A hibernatable one (the actor's
+// can_hibernate_websocket) is a persisted connection like /connect: a delivered message's index is
+// saved before the gateway gets its ack (bursts share one save), a message arriving while the
+// actor is entering sleep is left for redelivery after the wake, and when the actor sleeps the
+// socket stays open at the gateway: on_websocket's recv() ends and what it still sends is dropped.
+// On wake the restored connection is handed to on_websocket again.
+struct RawSocket {
+    std::string actor_id;
+    WeakActorContext ctx;
+    ConnHandle conn;
+    envoy::WebSocketSender sender;
+    asio::any_io_executor executor;
+    bool hibernated = false;
+    bool disconnecting = false;  // the connection's disconnect has been started (once)
+    bool acking = false;
+    std::optional<std::uint16_t> unacked;  // newest delivered index not yet saved and acked
+};
+
+asio::awaitable<void> ack_raw_messages(std::shared_ptr<RawSocket> sock) {
+    while (sock->unacked && !sock->hibernated) {
+        const std::uint16_t index = *std::exchange(sock->unacked, std::nullopt);
+        if (!co_await persist_and_ack_message(sock->ctx, sock->conn, sock->sender, sock->actor_id,
+                                              index)) {
+            sock->sender.close(envoy::CloseFrame{1011, std::string("actor.hibernation_persist_failed")});
+            break;
+        }
+    }
+    sock->acking = false;
+}
+
 class RawListener final : public envoy::WebSocketListener {
   public:
-    RawListener(std::string actor_id, ConnHandle conn, envoy::WebSocketSender sender,
-                rt::Sender<RawWebSocket::Inbound> tx, asio::any_io_executor executor)
-        : actor_id_(std::move(actor_id)),
-          conn_(std::move(conn)),
-          sender_(std::move(sender)),
-          tx_(std::move(tx)),
-          executor_(std::move(executor)) {}
+    RawListener(std::shared_ptr<RawSocket> sock, rt::Sender<RawWebSocket::Inbound> tx)
+        : sock_(std::move(sock)), tx_(std::move(tx)) {}
 
     void on_message(envoy::WebSocketMessage message) override {
+        const RawSocket& s = *sock_;
         if (!message.binary && !bare::is_valid_utf8(message.data)) {
             log::warn("raw websocket text frame is not UTF-8, closing",
-                      {{"actor_id", actor_id_}, {"conn_id", conn_.id()}});
-            sender_.close(envoy::CloseFrame{1007, std::string("actor.invalid_utf8")});
+                      {{"actor_id", s.actor_id}, {"conn_id", s.conn.id()}});
+            s.sender.close(envoy::CloseFrame{1007, std::string("actor.invalid_utf8")});
             on_close(envoy::CloseFrame{1007, std::string("actor.invalid_utf8")});
             return;
         }
+        if (!s.conn.is_hibernatable()) {
+            tx_.send(RawWebSocket::Message{std::move(message.data), message.binary});
+            return;
+        }
+        if (auto live = s.ctx.upgrade(); live && live->sleep_requested()) {
+            // Left un-acked: the gateway delivers it again after the actor wakes.
+            log::debug("deferring hibernatable raw websocket message while the actor is entering sleep",
+                       {{"actor_id", s.actor_id}, {"conn_id", s.conn.id()},
+                        {"index", static_cast<unsigned>(message.index)}});
+            return;
+        }
         tx_.send(RawWebSocket::Message{std::move(message.data), message.binary});
+        // Recorded at delivery, so the save of a sleep that comes before the ack carries it (the
+        // envoy then skips the gateway's re-sends up to it instead of delivering them twice).
+        s.conn.set_server_message_index(message.index);
+        if (auto live = s.ctx.upgrade())
+            live->request_hibernation_transport_save(s.conn.id());
+        sock_->unacked = message.index;
+        if (!sock_->acking) {
+            sock_->acking = true;
+            rt::spawn(sock_->executor, ack_raw_messages(sock_));
+        }
     }
     void on_close(envoy::CloseFrame frame) override {
         if (closed_)
             return;
         closed_ = true;
         tx_.send(RawWebSocket::Close{frame.code, frame.reason.value_or("")});
-        rt::spawn(executor_, disconnect_raw(conn_, frame.reason.value_or("")));
+        if (!std::exchange(sock_->disconnecting, true))
+            rt::spawn(sock_->executor, disconnect_raw(sock_->conn, frame.reason.value_or("")));
     }
+    void on_hibernate() override {
+        sock_->hibernated = true;
+        auto ended = std::move(tx_);  // the runtime's recv() returns nullopt
+    }
+    bool acks_messages() const override { return sock_->conn.is_hibernatable(); }
 
   private:
-    std::string actor_id_;
-    ConnHandle conn_;
-    envoy::WebSocketSender sender_;
+    std::shared_ptr<RawSocket> sock_;
     rt::Sender<RawWebSocket::Inbound> tx_;
-    asio::any_io_executor executor_;
     bool closed_ = false;
 };
 
@@ -277,7 +331,21 @@ bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
     const auto& policy = it->second->factory->config().can_hibernate_websocket;
     if (const bool* fixed = std::get_if<bool>(&policy))
         return *fixed;
-    return false;
+    const auto& decide = std::get<std::function<bool(const HttpRequest&)>>(policy);
+    if (!decide)
+        return false;
+    HttpRequest request;
+    request.method = "GET";
+    request.path = open.path;
+    for (const auto& [k, v] : open.headers)
+        request.headers.insert_or_assign(lower(k), v);
+    try {
+        return decide(request);
+    } catch (const std::exception& e) {
+        log::warn("can_hibernate_websocket threw; the socket will not hibernate",
+                  {{"actor_id", open.actor_id}, {"error", e.what()}});
+        return false;
+    }
 }
 
 asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::websocket(
@@ -321,38 +389,81 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
     for (const auto& [k, v] : open.headers)
         request.headers.insert_or_assign(lower(k), v);
 
-    ConnectOptions options;
-    options.params = std::move(params);
-    options.request = request;
-    auto connected = co_await instance->ctx.connect_conn(std::move(options));
-    if (!connected.ok()) {
-        const Error& error = connected.error();
-        log::warn("failed to establish raw websocket connection",
-                  {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
-        co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
-                                   error.group() + "." + error.code());
+    ConnHandle conn("", {}, {}, false);
+    if (open.restoring) {
+        // The same connection as before the actor slept (its id, params and state).
+        auto restored =
+            instance->ctx.reconnect_hibernatable_conn(open.id.gateway_id, open.id.request_id);
+        if (!restored.ok()) {
+            log::warn("failed to restore raw websocket connection",
+                      {{"actor_id", instance->actor_id}, {"error", restored.error().to_string()}});
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                       restored.error().group() + "." + restored.error().code());
+        }
+        conn = std::move(restored).value();
+    } else {
+        ConnectOptions options;
+        options.params = std::move(params);
+        options.request = request;
+        if (open.can_hibernate) {
+            options.is_hibernatable = true;
+            HibernatableConnectionMetadata meta;
+            meta.gateway_id = open.id.gateway_id;
+            meta.request_id = open.id.request_id;
+            meta.request_path = open.path;
+            meta.request_headers = request.headers;
+            options.hibernation = std::move(meta);
+        }
+        auto connected = co_await instance->ctx.connect_conn(std::move(options));
+        if (!connected.ok()) {
+            const Error& error = connected.error();
+            log::warn("failed to establish raw websocket connection",
+                      {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
+            co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
+                                       error.group() + "." + error.code());
+        }
+        conn = std::move(connected).value();
     }
-    ConnHandle conn = std::move(connected).value();
 
+    auto shared = std::make_shared<RawSocket>(
+        RawSocket{instance->actor_id, instance->ctx.downgrade(), conn, sender, executor_, false,
+                  false, false, std::nullopt});
     auto [tx, rx] = rt::unbounded_channel<RawWebSocket::Inbound>();
     // Frames the runtime sends while accepting must follow the envoy's open: every send is
-    // posted, which keeps them in order and behind it.
-    auto executor = executor_;
+    // posted, which keeps them in order and behind it. Once the socket hibernated they are
+    // dropped: the gateway keeps it open for the next generation.
     auto socket = std::make_shared<RawWebSocket>(
-        [sender, executor](Bytes data, bool binary) {
-            asio::post(executor, [sender, data = std::move(data), binary]() mutable {
-                sender.send(std::move(data), binary);
+        [shared](Bytes data, bool binary) {
+            asio::post(shared->executor, [shared, data = std::move(data), binary]() mutable {
+                if (!shared->hibernated)
+                    shared->sender.send(std::move(data), binary);
             });
         },
-        [sender, executor](std::uint16_t code, std::string reason) {
-            asio::post(executor, [sender, code, reason = std::move(reason)]() mutable {
-                sender.close(envoy::CloseFrame{code, std::move(reason)});
+        [shared](std::uint16_t code, std::string reason) {
+            // Closed by the actor: the connection ends with it (and a hibernatable one's saved
+            // record goes), unless the close came from disconnecting that connection.
+            asio::post(shared->executor, [shared, code, reason]() mutable {
+                if (shared->hibernated)
+                    return;
+                shared->sender.close(envoy::CloseFrame{code, reason});
+                if (!std::exchange(shared->disconnecting, true))
+                    rt::spawn(shared->executor, disconnect_raw(shared->conn, std::move(reason)));
             });
         },
         std::move(rx));
+    // Weak: the socket state holds the connection, so strong captures here would be a cycle.
     conn.configure_transport_disconnect_handler(
-        [socket](std::optional<std::string> reason) -> asio::awaitable<Status> {
-            socket->close(1000, reason.value_or(""));
+        [weak_shared = std::weak_ptr<RawSocket>(shared), weak_socket = std::weak_ptr<RawWebSocket>(socket),
+         sender](std::optional<std::string> reason) -> asio::awaitable<Status> {
+            if (auto s = weak_shared.lock()) {
+                s->disconnecting = true;
+                if (s->hibernated)
+                    co_return Status{};
+            }
+            if (auto open_socket = weak_socket.lock())
+                open_socket->close(1000, reason.value_or(""));
+            else
+                sender.close(envoy::CloseFrame{1000, reason.value_or("")});
             co_return Status{};
         });
 
@@ -372,8 +483,8 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
         co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
                                    error.group() + "." + error.code());
     }
-    co_return std::shared_ptr<envoy::WebSocketListener>(std::make_shared<RawListener>(
-        instance->actor_id, std::move(conn), std::move(sender), std::move(tx), executor_));
+    co_return std::shared_ptr<envoy::WebSocketListener>(
+        std::make_shared<RawListener>(std::move(shared), std::move(tx)));
 }
 
 asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>

@@ -1,0 +1,143 @@
+// Raw WebSockets that hibernate (ActorOptions::can_hibernate_websocket_if), through the typed API
+// on the real engine 2.3.19: a socket the predicate accepts stays open at the gateway while its
+// actor sleeps, its next message wakes the actor and reaches on_websocket, which runs again with
+// the same connection; a socket the predicate refuses is closed when the actor sleeps.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "live_stack.hpp"
+#include "rivetkit/rivetkit.hpp"
+#include "test_websocket.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+template <typename T>
+using Task = boost::asio::awaitable<T>;
+
+struct ChatState {
+    std::vector<std::string> seen;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ChatState, seen)
+
+// The next text message, or the error's text (so a failure shows what happened).
+std::string next_text(TestWebSocket& ws) {
+    auto r = ws.read_text();
+    return r.ok() ? std::move(r).value() : "<" + r.error().to_string() + ">";
+}
+
+Actor<ChatState> chat_actor() {
+    using Ctx = ActorContext<ChatState>;
+    using Action = ActionContext<ChatState>;
+    ActorOptions options;
+    options.can_hibernate_websocket_if = [](const Request& upgrade) {
+        const std::string_view path = upgrade.path;
+        return path.substr(0, path.find('?')).find("/keep") != std::string_view::npos;
+    };
+    return Actor<ChatState>()
+        .options(options)
+        .on_websocket([](Ctx& c, WebSocket ws, const Request& upgrade) -> Task<void> {
+            const std::string_view path = upgrade.path;
+            const bool keep = path.substr(0, path.find('?')).find("/keep") != std::string_view::npos;
+            const std::string name = keep ? "keep" : "plain";
+            c.state().seen.push_back("open:" + name);
+            while (auto message = co_await ws.recv()) {
+                const std::string text(message->text());
+                c.state().seen.push_back(name + ":" + text);
+                ws.send_text("echo:" + text);
+            }
+        })
+        .action("seen", [](Action& c) { return std::as_const(c).state().seen; })
+        .action("goToSleep", [](Action& c) { c.sleep(); });
+}
+
+std::string gateway(const std::string& path) {
+    return "/gateway/chat" + path +
+           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=h1"
+           "&rvt-crash-policy=sleep";
+}
+
+HttpResult call(EngineHarness& engine, const std::string& action) {
+    auto r = http_request(engine.guard_port(), "POST", gateway("/action/" + action),
+                          R"({"args":[]})", {{"x-rivet-encoding", "json"}});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+    return r.ok() ? std::move(r).value() : HttpResult{};
+}
+
+std::vector<std::string> conn_ids(LiveHost& host, const std::string& actor_id) {
+    return host.call([&] {
+        std::vector<std::string> ids;
+        if (auto ctx = host.registry().actor_context(actor_id)) {
+            for (const auto& c : ctx->conns())
+                ids.push_back(c.id());
+        }
+        return ids;
+    });
+}
+
+}  // namespace
+
+TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
+    auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
+        r.register_actor("chat", chat_actor().factory());
+    });
+    ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+    EngineHarness& engine = *stack->engine;
+    LiveHost& host = *stack->host;
+
+    auto keep = TestWebSocket::connect(engine.guard_port(), gateway("/websocket/keep"),
+                                       {"rivet", "rivet_encoding.bare"});
+    ASSERT_TRUE(keep.ok()) << keep.error().to_string();
+    ASSERT_TRUE((*keep)->send_text("a").ok());
+    auto echoed = (*keep)->read_text();
+    ASSERT_TRUE(echoed.ok()) << echoed.error().to_string();
+    EXPECT_EQ(*echoed, "echo:a");
+
+    auto plain = TestWebSocket::connect(engine.guard_port(), gateway("/websocket/plain"),
+                                        {"rivet", "rivet_encoding.bare"});
+    ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+    ASSERT_TRUE((*plain)->send_text("p").ok());
+    EXPECT_EQ(next_text(**plain), "echo:p");
+
+    auto before = call(engine, "seen");
+    ASSERT_EQ(before.status, 200u) << before.body;
+    const std::string actor_id = before.header("x-rivet-actor").value_or("");
+    ASSERT_FALSE(actor_id.empty());
+    const auto conns_before = conn_ids(host, actor_id);
+    ASSERT_EQ(conns_before.size(), 2u);
+
+    ASSERT_EQ(call(engine, "goToSleep").status, 200u);
+    ASSERT_TRUE(host.wait_actor(actor_id, false)) << "the actor did not sleep";
+
+    // The refused socket was closed with its actor; the hibernating one was not.
+    EXPECT_FALSE((*plain)->read_text().ok());
+    EXPECT_TRUE((*plain)->close_frame().has_value());
+
+    // Its next message wakes the actor: a new generation, on_websocket again, the message once.
+    ASSERT_TRUE((*keep)->send_text("b").ok());
+    auto after = (*keep)->read_text();
+    ASSERT_TRUE(after.ok()) << after.error().to_string() << "\n" << engine.log_tail();
+    EXPECT_EQ(*after, "echo:b");
+    ASSERT_TRUE((*keep)->send_text("c").ok());
+    EXPECT_EQ(next_text(**keep), "echo:c");
+
+    auto seen = call(engine, "seen");
+    ASSERT_EQ(seen.status, 200u) << seen.body;
+    EXPECT_EQ(seen.header("x-rivet-actor-generation").value_or(""), "2");
+    const auto body = nlohmann::json::parse(seen.body, nullptr, false);
+    const nlohmann::json expected = {"open:keep", "keep:a", "open:plain", "plain:p",
+                                     "open:keep", "keep:b", "keep:c"};
+    EXPECT_EQ(body["output"], expected) << seen.body;
+
+    // The same connection (id kept) is the only one; the plain socket's connection is gone.
+    const auto conns_after = conn_ids(host, actor_id);
+    ASSERT_EQ(conns_after.size(), 1u);
+    EXPECT_NE(std::find(conns_before.begin(), conns_before.end(), conns_after[0]),
+              conns_before.end());
+    (*keep)->close();
+}
+
+}  // namespace rivetkit::testing
