@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "live_stack.hpp"
@@ -46,6 +48,10 @@ Actor<ChatState> chat_actor() {
             c.state().seen.push_back("open:" + name);
             while (auto message = co_await ws.recv()) {
                 const std::string text(message->text());
+                if (text == "bye") {
+                    ws.close(4000, "bye");
+                    break;
+                }
                 c.state().seen.push_back(name + ":" + text);
                 ws.send_text("echo:" + text);
             }
@@ -137,7 +143,26 @@ TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
     ASSERT_EQ(conns_after.size(), 1u);
     EXPECT_NE(std::find(conns_before.begin(), conns_before.end(), conns_after[0]),
               conns_before.end());
-    (*keep)->close();
+
+    // The actor closes the socket: its connection ends, and the saved record with it, so the
+    // next generation restores nothing.
+    ASSERT_TRUE((*keep)->send_text("bye").ok());
+    EXPECT_FALSE((*keep)->read_text().ok());
+    ASSERT_TRUE((*keep)->close_frame().has_value());
+    EXPECT_EQ((*keep)->close_frame()->first, 4000);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!conn_ids(host, actor_id).empty() && std::chrono::steady_clock::now() < deadline) {
+        // Poll: the disconnect finishes on the host's io thread, with no signal to wait on.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(conn_ids(host, actor_id).empty());
+    ASSERT_EQ(call(engine, "goToSleep").status, 200u);
+    ASSERT_TRUE(host.wait_actor(actor_id, false, 2)) << "the actor did not sleep again";
+    auto third = call(engine, "seen");
+    ASSERT_EQ(third.status, 200u) << third.body;
+    EXPECT_EQ(third.header("x-rivet-actor-generation").value_or(""), "3");
+    EXPECT_EQ(nlohmann::json::parse(third.body, nullptr, false)["output"], expected);
+    EXPECT_TRUE(conn_ids(host, actor_id).empty());
 }
 
 }  // namespace rivetkit::testing
