@@ -115,6 +115,21 @@ TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
     const auto conns_before = conn_ids(host, actor_id);
     ASSERT_EQ(conns_before.size(), 2u);
 
+    // What the envoy asks per upgrade: the predicate for raw sockets, always for /connect, never
+    // for the inspector's socket.
+    auto hibernates = [&](const std::string& path) {
+        return host.call([&] {
+            envoy::WebSocketOpen open;
+            open.actor_id = actor_id;
+            open.path = path;
+            return host.registry().can_hibernate(open);
+        });
+    };
+    EXPECT_TRUE(hibernates("/websocket/keep?x=1"));
+    EXPECT_FALSE(hibernates("/websocket/plain"));
+    EXPECT_TRUE(hibernates("/connect"));
+    EXPECT_FALSE(hibernates("/inspector/connect"));
+
     ASSERT_EQ(call(engine, "goToSleep").status, 200u);
     ASSERT_TRUE(host.wait_actor(actor_id, false)) << "the actor did not sleep";
 

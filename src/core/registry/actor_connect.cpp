@@ -323,8 +323,16 @@ class RawListener final : public envoy::WebSocketListener {
 }  // namespace
 
 bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
-    if (classify_websocket_path(open.path) == WebSocketRoute::ActorConnect)
-        return true;
+    // /connect always; the inspector's socket never (its UI should see the actor sleep); a raw
+    // socket as the actor's can_hibernate_websocket says.
+    switch (classify_websocket_path(open.path)) {
+        case WebSocketRoute::ActorConnect:
+            return true;
+        case WebSocketRoute::InspectorConnect:
+            return false;
+        case WebSocketRoute::Raw:
+            break;
+    }
     auto it = instances_.find(open.actor_id);
     if (it == instances_.end())
         return false;
