@@ -112,6 +112,10 @@ class InstanceCore {
     void set_saved_state(Bytes cbor) { encoded_ = std::move(cbor); }
     // Whether the state changed since the last take_dirty().
     bool take_dirty() noexcept { return std::exchange(dirty_, false); }
+    // Takes over a state that was replaced from outside (the inspector's PatchState) since the
+    // last call; true when it did. A patch that does not decode as the state type is logged and
+    // overwritten by the next save of the current state.
+    bool adopt_patched_state();
 
     virtual Bytes encode_state() const = 0;
     virtual void load_state(const Json& value) = 0;
@@ -141,6 +145,7 @@ class InstanceCore {
     Bytes encoded_;
     bool dirty_ = false;
     std::uint64_t version_ = 0;
+    std::uint64_t seen_patches_ = 0;
 };
 
 template <typename State, typename Vars = NoVars>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/log.hpp"
 #include "core/actor/context.hpp"
 #include "runtime/select.hpp"
 #include "rivetkit/context.hpp"
@@ -39,6 +40,41 @@ InstanceCore::~InstanceCore() = default;
 
 void InstanceCore::bind(const core::ActorContext& ctx) {
     ctx_ = std::make_unique<core::ActorContext>(ctx);
+    seen_patches_ = ctx_->state_patches();
+}
+
+bool InstanceCore::adopt_patched_state() {
+    const std::uint64_t patches = ctx_->state_patches();
+    if (patches == seen_patches_)
+        return false;
+    seen_patches_ = patches;
+    Bytes patched = ctx_->state();
+    Status loaded;
+    if (auto value = from_cbor(patched); !value.ok()) {
+        loaded = value.error();
+    } else {
+        try {
+            load_state(*value);
+        } catch (const std::exception& e) {
+            loaded = errors::actor_invalid_request(std::string("state patch: ") + e.what());
+        }
+    }
+    if (!loaded.ok()) {
+        log::warn("inspector state patch does not fit the actor's state; keeping the current state",
+                  {{"actor_id", ctx_->actor_id()}, {"error", loaded.error().to_string()}});
+        dirty_ = true;
+        ctx_->request_save({});
+        return false;
+    }
+    touched = false;
+    encoded_ = encode_state();
+    ++version_;
+    if (encoded_ != patched) {
+        // The state type normalised the patch (defaults filled in, unknown fields dropped).
+        dirty_ = true;
+        ctx_->request_save({});
+    }
+    return true;
 }
 
 const Bytes& InstanceCore::sync_state(bool request_save) {

@@ -246,6 +246,9 @@ class Loop {
         : def_(std::move(def)), inst_(std::move(instance)) {}
 
     void handle(core::ActorEvent& ev) {
+        // A state patched from the inspector since the last event is this event's state.
+        if (inst_->adopt_patched_state())
+            sync_state(*def_, inst_);
         std::visit([this](auto& e) { serve(e); }, ev);
     }
 

@@ -392,3 +392,42 @@ TEST(TypedRaw, coroutine_on_request_and_create_vars) {
 
 }  // namespace
 }  // namespace rivetkit::api_test
+
+namespace rivetkit::api_test {
+namespace {
+
+// The inspector's PatchState replaces the state in core; the typed runtime takes it over before
+// its next event (that event sees it, on_state_change runs for it), and a patch that does not fit
+// the state type is logged and overwritten by the next save of the current state.
+TEST(TypedStateChange, inspector_patch_is_taken_over_before_the_next_event) {
+    auto changes = std::make_shared<std::vector<std::int64_t>>();
+    auto actor =
+        Actor<RawState>()
+            .on_state_change([changes](ActorContext<RawState>&, const RawState& s) {
+                changes->push_back(s.hits);
+            })
+            .action("bump", [](ActionContext<RawState>& c) { return ++c.state().hits; })
+            .action("get", [](ActionContext<RawState>& c) { return Json(std::as_const(c).state()); });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        EXPECT_EQ((co_await h.call("bump")).value(), Json(1));
+        CO_ASSERT((co_await h.ctx().patch_state(to_cbor(Json{{"hits", 40}, {"seen", {"x"}}}))).ok());
+        EXPECT_EQ(h.stored_state().value()["hits"], Json(40)) << "the patch is saved at once";
+        EXPECT_EQ((co_await h.call("bump")).value(), Json(41));
+        EXPECT_EQ(*changes, (std::vector<std::int64_t>{1, 40, 41}));
+        co_await h.clock().sleep_for(1100ms);
+        EXPECT_EQ(h.stored_state(), (Json{{"hits", 41}, {"seen", {"x"}}}));
+
+        // A patch of the wrong shape: the actor keeps its state and saves it back.
+        CO_ASSERT((co_await h.ctx().patch_state(to_cbor(Json("not a state")))).ok());
+        EXPECT_EQ(h.stored_state(), Json("not a state"));
+        EXPECT_EQ((co_await h.call("get")).value(), (Json{{"hits", 41}, {"seen", {"x"}}}));
+        co_await h.clock().sleep_for(1100ms);
+        EXPECT_EQ(h.stored_state(), (Json{{"hits", 41}, {"seen", {"x"}}}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+}  // namespace
+}  // namespace rivetkit::api_test

@@ -1,5 +1,7 @@
 #include "engine_harness.hpp"
 
+#include "base/base64.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -377,6 +379,21 @@ Result<std::string> EngineHarness::create_actor(const std::string& name, const s
         return harness_error("create_actor", "unexpected body: " + r->body);
     }
     return json["actor"]["actor_id"].get<std::string>();
+}
+
+Result<std::string> EngineHarness::inspector_token(const std::string& actor_id,
+                                                   const std::string& ns) {
+    auto r = api("GET", "/actors/" + actor_id + "/kv/keys/Aw%3D%3D?namespace=" + ns);
+    if (!r.ok())
+        return r.error();
+    if (r->status != 200)
+        return harness_error("inspector_token", "status " + std::to_string(r->status) + ": " + r->body);
+    auto body = nlohmann::json::parse(r->body, nullptr, false);
+    const std::string b64 = body.is_object() ? body.value("value", std::string{}) : std::string{};
+    auto raw = base64::decode(b64);
+    if (!raw || raw->empty())
+        return harness_error("inspector_token", "no token value: " + r->body);
+    return std::string(raw->begin(), raw->end());
 }
 
 }  // namespace rivetkit::testing

@@ -62,6 +62,9 @@ class EngineHarness {
 
     // PUT /runner-configs/<pool> for a serverful ("normal") pool in datacenter `default`.
     Status create_pool(const std::string& pool, const std::string& ns = "default");
+    // The inspector token an actor stored under its KV key [3], read through the engine's API.
+    Result<std::string> inspector_token(const std::string& actor_id,
+                                        const std::string& ns = "default");
     // POST /actors; returns the actor id. crash_policy: restart | sleep | destroy.
     Result<std::string> create_actor(const std::string& name, const std::string& key,
                                      const std::string& pool,

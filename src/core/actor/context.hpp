@@ -101,6 +101,7 @@ struct ActorContextInner {
     PersistedActor persisted;
     bool dirty = false;
     std::uint64_t state_revision = 0;
+    std::uint64_t state_patches = 0;
     std::uint64_t save_request_revision = 0;
     std::uint64_t completed_save_revision = 0;
     bool save_requested = false;
@@ -292,6 +293,11 @@ class ActorContext {
     void request_save(RequestSaveOpts opts) const;
     Task<Status> request_save_and_wait(RequestSaveOpts opts) const;
     Task<Status> save_state(std::vector<StateDelta> deltas) const;
+    // The state replaced from outside the runtime (the inspector's PatchState): saved, then
+    // counted in state_patches() so a runtime holding its own copy takes state() over before it
+    // serves its next event.
+    Task<Status> patch_state(Bytes state) const;
+    std::uint64_t state_patches() const noexcept { return p_->state_patches; }
     bool save_requested() const noexcept { return p_->save_requested; }
     bool save_requested_immediate() const noexcept { return p_->save_requested_immediate; }
     std::uint64_t save_request_revision() const noexcept { return p_->save_request_revision; }

@@ -191,6 +191,15 @@ boost::asio::awaitable<Status> ActorContext::save_state(std::vector<StateDelta> 
     return save_state_with_revision(std::move(deltas), p_->save_request_revision);
 }
 
+boost::asio::awaitable<Status> ActorContext::patch_state(Bytes state) const {
+    ActorContext self = *this;
+    std::vector<StateDelta> deltas{StateDelta::actor_state(std::move(state))};
+    Status saved = co_await self.save_state(std::move(deltas));
+    if (saved.ok())
+        ++self.p_->state_patches;
+    co_return saved;
+}
+
 namespace {
 
 Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> deltas) {

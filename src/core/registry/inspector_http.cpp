@@ -13,6 +13,7 @@
 #include "core/inspector/database.hpp"
 #include "core/inspector/state.hpp"
 #include "core/registry/encoding.hpp"
+#include "core/registry/inspector_support.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 
@@ -138,6 +139,56 @@ Result<ExecuteBody> parse_execute_body(const Bytes& body) {
     return out;
 }
 
+// GET /inspector/connections' items (also the summary's).
+std::string connections_json(const ActorContext& ctx) {
+    std::string list;
+    for (const auto& conn : ctx.conns()) {
+        if (!list.empty())
+            list += ',';
+        list += fmt::format(
+            R"({{"id":{},"details":{{"params":{},"state":{},"subscriptions":{},"isHibernatable":{}}}}})",
+            json_quote(conn.id()), cbor_json_or_null(conn.params()),
+            cbor_json_or_null(conn.state()), conn.subscriptions().size(),
+            conn.is_hibernatable() ? "true" : "false");
+    }
+    return "[" + list + "]";
+}
+
+std::string rpcs_json(const CoreRegistry::Instance& instance) {
+    std::string list;
+    for (const auto& action : instance.factory->config().actions) {
+        if (!list.empty())
+            list += ',';
+        list += json_quote(action.name);
+    }
+    return "[" + list + "]";
+}
+
+// {"history": JSON or null, "isWorkflowEnabled": bool}, as the workflow routes answer.
+std::string workflow_json(const WorkflowAnswer& answer) {
+    std::string history = answer.history ? cbor_json_or_null(*answer.history) : "null";
+    return fmt::format(R"({{"history":{},"isWorkflowEnabled":{}}})", history,
+                       answer.enabled ? "true" : "false");
+}
+
+// A JSON request body's member `key` as CBOR (compat-tagged values decoded as the client
+// protocol's JSON encoding does); `fallback` when the member is absent or null.
+Result<Bytes> json_member_as_cbor(const Bytes& body, std::string_view key,
+                                  std::string_view fallback, bool required) {
+    using nlohmann::json;
+    json root = json::parse(body.begin(), body.end(), nullptr, false);
+    if (root.is_discarded() || !root.is_object())
+        return Error("actor", "invalid_request", "Invalid inspector JSON body");
+    auto member = root.find(key);
+    if (member == root.end() || member->is_null()) {
+        if (required)
+            return Error("actor", "invalid_request",
+                         fmt::format("Invalid inspector request `{}`: missing", key));
+        return json_text_to_cbor(fallback);
+    }
+    return json_text_to_cbor(member->dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace
 
 asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
@@ -148,18 +199,17 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
         co_return json_response(
             200, fmt::format(R"({{"state":{},"isStateEnabled":true}})", cbor_json_or_null(state)));
     }
-    if (request.method == "GET" && route.segment == "connections") {
-        std::string list;
-        for (const auto& conn : ctx.conns()) {
-            if (!list.empty())
-                list += ',';
-            list += fmt::format(
-                R"({{"id":{},"details":{{"params":{},"state":{},"subscriptions":{},"isHibernatable":{}}}}})",
-                json_quote(conn.id()), cbor_json_or_null(conn.params()),
-                cbor_json_or_null(conn.state()), conn.subscriptions().size(),
-                conn.is_hibernatable() ? "true" : "false");
-        }
-        co_return json_response(200, "{\"connections\":[" + list + "]}");
+    if (request.method == "GET" && route.segment == "connections")
+        co_return json_response(200, "{\"connections\":" + connections_json(ctx) + "}");
+    if (request.method == "PATCH" && route.segment == "state") {
+        // Upstream's PATCH /inspector/state: {"state": value} replaces the state and saves it.
+        auto state = json_member_as_cbor(request.body, "state", "null", true);
+        if (!state.ok())
+            co_return error_json(state.error());
+        Status saved = co_await ctx.patch_state(std::move(state).value());
+        if (!saved.ok())
+            co_return error_json(saved.error());
+        co_return json_response(200, R"({"ok":true})");
     }
     if (request.method == "GET" && route.segment == "queue") {
         // Upstream's GET /inspector/queue: size, maxSize, truncated and the first `limit`
@@ -230,14 +280,70 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
             co_return error_json(rows.error());
         co_return json_response(200, R"({"rows":)" + cbor_json_or_null(*rows) + "}");
     }
-    if (request.method == "GET" && route.segment == "rpcs") {
-        std::string list;
-        for (const auto& action : instance->factory->config().actions) {
-            if (!list.empty())
-                list += ',';
-            list += json_quote(action.name);
+    if (request.method == "GET" && route.segment == "rpcs")
+        co_return json_response(200, "{\"rpcs\":" + rpcs_json(*instance) + "}");
+    if (request.method == "POST" && segment.rfind("action/", 0) == 0) {
+        // Upstream's inspector RPC over HTTP: {"args": [...]} → {"output": value}; an unknown
+        // action is a 404, any other failure a 500, with the client-facing error.
+        std::string name(segment.substr(std::string_view("action/").size()));
+        auto args = json_member_as_cbor(request.body, "args", "[]", false);
+        if (!args.ok())
+            co_return error_json(args.error());
+        auto op = run_inspector_action(instance, clock_, std::move(name), std::move(args).value());
+        auto output = co_await std::move(op);
+        if (!output.ok()) {
+            const ClientError e = client_error(output.error());
+            co_return json_response(
+                output.error().code() == "action_not_found" ? 404 : 500,
+                fmt::format(R"({{"group":{},"code":{},"message":{},"metadata":{}}})",
+                            json_quote(e.group), json_quote(e.code), json_quote(e.message),
+                            e.metadata_json.value_or("null")));
         }
-        co_return json_response(200, "{\"rpcs\":[" + list + "]}");
+        co_return json_response(200, R"({"output":)" + cbor_json_or_null(*output) + "}");
+    }
+    if ((request.method == "GET" && segment == "workflow-history") ||
+        (request.method == "POST" && segment == "workflow/replay")) {
+        const bool replay = request.method == "POST";
+        std::optional<std::string> entry_id;
+        if (replay) {
+            using nlohmann::json;
+            json root = json::parse(request.body.begin(), request.body.end(), nullptr, false);
+            if (root.is_discarded() || !root.is_object())
+                co_return invalid_request("Invalid inspector JSON body");
+            if (auto e = root.find("entryId"); e != root.end() && e->is_string())
+                entry_id = e->get<std::string>();
+        }
+        auto op = ask_workflow(instance, replay, std::move(entry_id));
+        auto answer = co_await std::move(op);
+        if (!answer.ok())
+            co_return error_json(answer.error());
+        if (replay && answer->enabled)
+            ctx.record_inspector_signal(InspectorSignal::WorkflowHistoryUpdated);
+        co_return json_response(200, workflow_json(*answer));
+    }
+    if (request.method == "GET" && segment == "traces") {
+        // Upstream answers an empty OTLP payload here too (no traces are recorded).
+        co_return json_response(200, R"({"otlp":[],"clamped":false})");
+    }
+    if (request.method == "GET" && segment == "summary") {
+        Bytes state = co_await inspector::current_state(ctx);
+        ActorQueue queue(ctx);
+        auto messages = co_await queue.inspect_messages();
+        if (!messages.ok())
+            co_return error_json(messages.error());
+        auto op = ask_workflow(instance, false, std::nullopt);
+        auto workflow = co_await std::move(op);
+        if (!workflow.ok())
+            co_return error_json(workflow.error());
+        co_return json_response(
+            200,
+            fmt::format(
+                R"({{"state":{},"isStateEnabled":{},"connections":{},"rpcs":{},"queueSize":{},"isDatabaseEnabled":{},"isWorkflowEnabled":{},"workflowHistory":{}}})",
+                cbor_json_or_null(state), ctx.config().has_state ? "true" : "false",
+                connections_json(ctx), rpcs_json(*instance), messages->size(),
+                inspector::database_enabled(ctx) ? "true" : "false",
+                workflow->enabled ? "true" : "false",
+                workflow->history ? cbor_json_or_null(*workflow->history) : "null"));
     }
     co_return json_response(
         404, fmt::format(R"({{"group":"actor","code":"not_found","message":"Actor route '{}' was not found."}})",

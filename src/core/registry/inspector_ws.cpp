@@ -32,6 +32,7 @@
 #include "core/inspector/database.hpp"
 #include "core/inspector/protocol.hpp"
 #include "core/inspector/state.hpp"
+#include "core/registry/inspector_support.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 #include "core/registry/websocket_support.hpp"
@@ -149,31 +150,6 @@ std::vector<std::string> rpcs_of(const Instance& instance) {
     for (const auto& action : instance.factory->config().actions)
         out.push_back(action.name);
     return out;
-}
-
-struct WorkflowAnswer {
-    bool enabled = false;
-    std::optional<Bytes> history;
-};
-
-// Asks the runtime, holding the actor awake meanwhile. A runtime that drops the request has no
-// workflow (upstream infers support the same way).
-Task<Result<WorkflowAnswer>> ask_workflow(std::shared_ptr<Instance> instance, bool replay,
-                                          std::optional<std::string> entry_id) {
-    WorkRegion awake = instance->ctx.internal_keep_awake_region();
-    auto [tx, rx] = rt::oneshot<Result<std::optional<Bytes>>>();
-    const bool sent =
-        replay
-            ? instance->dispatch.send(dispatch::WorkflowReplay{std::move(entry_id), std::move(tx)})
-            : instance->dispatch.send(dispatch::WorkflowHistory{std::move(tx)});
-    if (!sent)
-        co_return errors::actor_not_ready();
-    auto got = co_await rx.recv();
-    if (!got || (!got->ok() && got->error().is("actor", "dropped_reply")))
-        co_return WorkflowAnswer{false, std::nullopt};
-    if (!got->ok())
-        co_return std::move(*got).error();
-    co_return WorkflowAnswer{true, std::move(got->value())};
 }
 
 Task<Result<wire::QueueStatus>> queue_status(std::shared_ptr<Instance> instance,
@@ -297,8 +273,7 @@ class InspectorSession {
         const ActorContext& ctx = instance_->ctx;
         if (auto* patch = request.get_if<wire::PatchStateRequest>()) {
             Bytes state = patch->state;
-            std::vector<StateDelta> deltas{StateDelta::actor_state(std::move(patch->state))};
-            Status saved = co_await ctx.save_state(std::move(deltas));
+            Status saved = co_await ctx.patch_state(std::move(patch->state));
             if (!saved.ok())
                 co_return std::move(saved).error();
             co_return body_of(wire::StateUpdated{std::move(state)});
@@ -377,36 +352,8 @@ class InspectorSession {
         co_return body_of(wire::DatabaseTableRowsResponse{rows_request.id, std::move(rows).value()});
     }
 
-    // Upstream's inspector RPC: a transient connection, the action through the actor task
-    // (bounded by action_timeout, as HTTP actions), then the connection goes away.
     Task<Result<Bytes>> run_action(std::string name, Bytes args) {
-        const ActorContext& ctx = instance_->ctx;
-        ConnectOptions options;
-        auto connected = co_await ctx.connect_conn(std::move(options));
-        if (!connected.ok())
-            co_return std::move(connected).error();
-        ConnHandle conn = std::move(connected).value();
-        auto [tx, rx] = rt::oneshot<Result<Bytes>>();
-        Result<Bytes> output = errors::actor_not_ready();
-        if (instance_->dispatch.send(
-                dispatch::Action{std::move(name), std::move(args), conn, std::move(tx)})) {
-            auto timed = co_await rt::timeout(clock_, instance_->factory->config().action_timeout,
-                                              rx.recv());
-            if (!timed)
-                output = errors::actor_action_timed_out();
-            else if (!*timed)
-                output = errors::actor_dropped_reply();
-            else
-                output = std::move(**timed);
-        }
-        Status disconnected = co_await conn.disconnect(std::nullopt);
-        if (!disconnected.ok()) {
-            log::warn("failed to disconnect inspector action connection",
-                      {{"actor_id", instance_->actor_id},
-                       {"conn_id", conn.id()},
-                       {"error", disconnected.error().to_string()}});
-        }
-        co_return output;
+        return run_inspector_action(instance_, clock_, std::move(name), std::move(args));
     }
 
     void push_overlay(const Bytes& payload) const {

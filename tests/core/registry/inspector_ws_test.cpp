@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bare/codec.hpp"
-#include "base/base64.hpp"
 #include "counter_actor.hpp"
 #include "engine_harness.hpp"
 #include "live_host.hpp"
@@ -105,16 +104,10 @@ class InspectorWebSocket : public ::testing::Test {
         return r.ok() ? std::move(r).value() : HttpResult{};
     }
 
-    // The token the actor stored under KV [3], read through the engine API.
     std::string token_of(const std::string& actor_id) {
-        auto r = engine_->api("GET", "/actors/" + actor_id + "/kv/keys/Aw%3D%3D?namespace=default");
-        EXPECT_TRUE(r.ok());
-        if (!r.ok())
-            return {};
-        auto body = json::parse(r->body, nullptr, false);
-        auto raw = base64::decode(body.value("value", std::string{}));
-        EXPECT_TRUE(raw.has_value()) << r->body;
-        return raw ? std::string(raw->begin(), raw->end()) : std::string{};
+        auto token = engine_->inspector_token(actor_id);
+        EXPECT_TRUE(token.ok()) << (token.ok() ? "" : token.error().to_string());
+        return token.ok() ? std::move(token).value() : std::string{};
     }
 
     // Reads frames until one of type T arrives (pushes of other kinds are skipped): v5 types

@@ -266,31 +266,9 @@ TEST_F(RegistryEngine, QueueSendAndInspectorWithItsToken) {
     auto inc = post(query_target("/action/increment", "k7"), R"({"args":[5]})", "json");
     const std::string actor_id = inc.header("x-rivet-actor").value_or("");
     ASSERT_FALSE(actor_id.empty());
-    auto token = engine_->api("GET", "/actors/" + actor_id + "/kv/keys/Aw%3D%3D?namespace=default");
-    ASSERT_TRUE(token.ok());
-    ASSERT_EQ(token->status, 200u) << token->body;
-    auto token_json = json::parse(token->body, nullptr, false);
-    ASSERT_TRUE(token_json.contains("value")) << token->body;
-    // The API returns the value base64-encoded.
-    const std::string b64 = token_json["value"];
-    std::string value;
-    {
-        static const std::string alphabet =
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        int bits = 0;
-        unsigned acc = 0;
-        for (char c : b64) {
-            auto pos = alphabet.find(c);
-            if (pos == std::string::npos)
-                break;
-            acc = (acc << 6) | static_cast<unsigned>(pos);
-            bits += 6;
-            if (bits >= 8) {
-                bits -= 8;
-                value.push_back(static_cast<char>((acc >> bits) & 0xFF));
-            }
-        }
-    }
+    auto token = engine_->inspector_token(actor_id);
+    ASSERT_TRUE(token.ok()) << token.error().to_string();
+    const std::string value = *token;
     ASSERT_FALSE(value.empty());
     auto denied = http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k7"),
                                {}, {{"authorization", "Bearer wrong"}});
