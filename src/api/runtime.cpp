@@ -5,7 +5,8 @@
 // then startup_ready, so core persists the first state together with has_initialized.
 //
 // Loop invariants:
-//  - Every event's Reply is answered (a dropped one would read as actor/dropped_reply).
+//  - Every event's Reply is answered (a dropped one would read as actor/dropped_reply), except
+//    the workflow requests, dropped on purpose: a typed actor has no workflow.
 //  - SerializeState is answered inline, never behind user code: core's save path (including an
 //    action's own reply_after_durable wait) needs it while user code is suspended.
 //  - User handlers run in their own coroutine, started inline: a synchronous handler finishes
@@ -327,8 +328,10 @@ class Loop {
         e.reply.send(errors::actor_invalid_operation("this actor does not accept raw websockets"));
     }
     void serve(event::QueueSend& e) { start(ctx(), run_queue_send(inst_, std::move(e))); }
-    void serve(event::WorkflowHistoryRequested& e) { e.reply.send(std::optional<Bytes>{}); }
-    void serve(event::WorkflowReplayRequested& e) { e.reply.send(std::optional<Bytes>{}); }
+    // A typed actor has no workflow: the request is dropped unanswered, which is how core (as
+    // upstream's) learns that and reports isWorkflowEnabled false to the inspector.
+    void serve(event::WorkflowHistoryRequested&) {}
+    void serve(event::WorkflowReplayRequested&) {}
 
     MakeHook conn_call(const ConnHook& hook, const core::ConnHandle& conn) const {
         if (!hook)
