@@ -174,7 +174,8 @@ class ActorHarness {
         options.params = params.is_null() ? Bytes{} : to_cbor(params);
         options.prepare = [inbox](const core::ConnHandle& conn) {
             conn.configure_event_sender(
-                [inbox](std::string_view name, const Bytes& args) -> Status {
+                [inbox](std::string_view name, const Bytes& args,
+                        core::ConnHandle::EventFrames*) -> Status {
                     auto decoded = from_cbor(args);
                     inbox->push_back({std::string(name), decoded.ok() ? *decoded : Json()});
                     return Status{};

@@ -85,13 +85,13 @@ void ConnHandle::configure_event_sender(std::optional<EventSender> sender) const
 bool ConnHandle::has_event_sender() const noexcept {
     return p_->event_sender.has_value();
 }
-Status ConnHandle::try_send(std::string_view name, const Bytes& args) const {
+Status ConnHandle::try_send(std::string_view name, const Bytes& args, EventFrames* shared) const {
     if (!p_->event_sender)
         return errors::actor_not_configured("connection event sender");
-    return (*p_->event_sender)(name, args);
+    return (*p_->event_sender)(name, args, shared);
 }
-void ConnHandle::send(std::string_view name, const Bytes& args) const {
-    Status st = try_send(name, args);
+void ConnHandle::send(std::string_view name, const Bytes& args, EventFrames* shared) const {
+    Status st = try_send(name, args, shared);
     if (!st.ok()) {
         std::string actor_id;
         if (auto inner = p_->ctx.lock())
@@ -421,9 +421,10 @@ Result<ConnHandle> ActorContext::reconnect_hibernatable_conn(const GatewayId& ga
 }
 
 void ActorContext::broadcast(std::string_view name, const Bytes& args) const {
+    ConnHandle::EventFrames frames;
     for (const auto& [id, conn] : p_->conns) {
         if (conn.is_subscribed(name) && conn.has_event_sender())
-            conn.send(name, args);
+            conn.send(name, args, &frames);
     }
 }
 

@@ -63,15 +63,32 @@ class ConnHandle {
     void configure_hibernation(std::optional<HibernatableConnectionMetadata> meta) const;
     void set_server_message_index(std::uint16_t index) const;
 
+    // The frames one event was already encoded into for other connections, by a key the sender
+    // chooses (its wire encoding): a broadcast encodes an event once per encoding, not once per
+    // connection. Null when the event goes to one connection only.
+    class EventFrames {
+      public:
+        const Bytes* find(int key) const noexcept {
+            for (const auto& [k, frame] : frames_)
+                if (k == key)
+                    return &frame;
+            return nullptr;
+        }
+        const Bytes& add(int key, Bytes frame) { return frames_.emplace_back(key, std::move(frame)).second; }
+
+      private:
+        std::vector<std::pair<int, Bytes>> frames_;
+    };
     // Where this connection's events go (the actor-connect socket); HTTP connections have none.
     // `args` is the CBOR array the client spreads into its listener.
-    using EventSender = std::function<Status(std::string_view name, const Bytes& args)>;
+    using EventSender =
+        std::function<Status(std::string_view name, const Bytes& args, EventFrames* shared)>;
     void configure_event_sender(std::optional<EventSender> sender) const;
     bool has_event_sender() const noexcept;
     // actor/not_configured when the connection cannot receive events.
-    Status try_send(std::string_view name, const Bytes& args) const;
+    Status try_send(std::string_view name, const Bytes& args, EventFrames* shared = nullptr) const;
     // try_send, logging a failure instead of returning it.
-    void send(std::string_view name, const Bytes& args) const;
+    void send(std::string_view name, const Bytes& args, EventFrames* shared = nullptr) const;
 
     bool subscribe(std::string event_name) const;
     bool is_subscribed(std::string_view event_name) const;

@@ -211,8 +211,19 @@ void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encod
                     std::size_t max_outgoing) {
     const bool binary = encoding != Encoding::Json;
     conn.configure_event_sender([sender, encoding, binary, max_outgoing](
-                                    std::string_view name, const Bytes& args) -> Status {
-        Bytes frame = encode_event(encoding, name, args);
+                                    std::string_view name, const Bytes& args,
+                                    ConnHandle::EventFrames* shared) -> Status {
+        // A broadcast encodes the event once per encoding; each socket sends its own copy.
+        const int key = static_cast<int>(encoding);
+        const Bytes* encoded = shared != nullptr ? shared->find(key) : nullptr;
+        Bytes frame;
+        if (encoded != nullptr) {
+            frame = *encoded;
+        } else {
+            frame = encode_event(encoding, name, args);
+            if (shared != nullptr)
+                shared->add(key, frame);
+        }
         if (frame.size() > max_outgoing) {
             sender.close(envoy::CloseFrame{1011, std::string("message.outgoing_too_long")});
             return errors::message_outgoing_too_long();

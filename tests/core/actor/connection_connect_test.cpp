@@ -114,5 +114,71 @@ TEST(ActorConnect, dropped_preflight_reply_is_an_error_not_a_hang) {
     }());
 }
 
+// Answers the connect round trip and returns the new connection.
+Task<ConnHandle> connected(Wired& w, ConnectOptions options) {
+    auto connecting = rt::spawn(w.ctx.executor(), w.ctx.connect_conn(std::move(options)));
+    for (int i = 0; i < 2; ++i) {
+        auto ev = co_await w.events.recv();
+        if (auto* p = std::get_if<event::ConnectionPreflight>(&*ev))
+            p->reply.send(Status{});
+        else if (auto* o = std::get_if<event::ConnectionOpen>(&*ev))
+            o->reply.send(Status{});
+    }
+    auto joined = co_await connecting.join();
+    Result<ConnHandle> conn = std::move(joined).value();
+    co_return std::move(conn).value();
+}
+
+// A broadcast hands every subscribed connection the same EventFrames, so a frame one transport
+// encoded is reused by the next one with the same key (one encoding per broadcast, not per
+// connection); a send to one connection has no shared frames.
+TEST(ActorConnect, broadcast_shares_encoded_frames_across_connections) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-broadcast");
+    struct Seen {
+        std::string conn;
+        const ConnHandle::EventFrames* shared;
+        bool reused;
+    };
+    auto seen = std::make_shared<std::vector<Seen>>();
+    rt.block_on([&]() -> Task<void> {
+        std::vector<ConnHandle> conns;
+        for (std::string name : {"a", "b", "c"}) {
+            ConnectOptions options;
+            options.prepare = [seen, name](const ConnHandle& conn) {
+                conn.configure_event_sender([seen, name](std::string_view, const Bytes& args,
+                                                         ConnHandle::EventFrames* shared) {
+                    bool reused = false;
+                    if (shared != nullptr) {
+                        const Bytes* frame = shared->find(7);
+                        reused = frame != nullptr && *frame == args;
+                        if (frame == nullptr)
+                            shared->add(7, args);
+                    }
+                    seen->push_back({name, shared, reused});
+                    return Status{};
+                });
+                return Status{};
+            };
+            auto conn = co_await connected(w, std::move(options));
+            conns.push_back(conn);
+        }
+        conns[0].subscribe("tick");
+        conns[2].subscribe("tick");
+
+        w.ctx.broadcast("tick", Bytes{0x81, 0x01});
+        CO_ASSERT(seen->size() == 2u);  // only the subscribed connections
+        EXPECT_NE((*seen)[0].shared, nullptr);
+        EXPECT_EQ((*seen)[0].shared, (*seen)[1].shared);
+        EXPECT_EQ((*seen)[0].reused + (*seen)[1].reused, 1) << "encoded once, reused once";
+
+        seen->clear();
+        conns[1].send("direct", Bytes{0x80});
+        CO_ASSERT(seen->size() == 1u);
+        EXPECT_EQ((*seen)[0].conn, "b");
+        EXPECT_EQ((*seen)[0].shared, nullptr);
+    }());
+}
+
 }  // namespace
 }  // namespace rivetkit::core::test
