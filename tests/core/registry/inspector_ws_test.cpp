@@ -224,20 +224,22 @@ TEST_F(InspectorWebSocket, InitRequestsPatchAndPushes) {
     EXPECT_EQ(action->rid, 4u);
     EXPECT_EQ(from_cbor(action->output), json(5));
 
-    // PatchState: answered with StateUpdated, then saved to [1] (as upstream's save_state), which
-    // pushes StateUpdated with the saved state. The running actor is not told (its own count
-    // stays 5, see the action below).
+    // PatchState: saved to [1] (as upstream's save_state), which pushes StateUpdated with the
+    // saved state, and answered with StateUpdated. The running actor is not told (its own count
+    // stays 5, see the action below). The task's debounced overlay of the increment's unsaved
+    // state ({"count":5}) can still be in flight around the patch: skipped, not counted.
     ASSERT_TRUE(sock.send_binary(client_frame(v4::PatchStateRequest{cbor({{"count", 42}})})).ok());
-    auto patched = next<v5::StateUpdated>(sock);
-    ASSERT_TRUE(patched);
-    EXPECT_EQ(from_cbor(patched->state), json({{"count", 42}}));
-    bool saved_pushed = false;
-    for (int i = 0; i < 5 && !saved_pushed; ++i) {
+    int patched_frames = 0;
+    for (int i = 0; i < 6 && patched_frames < 2; ++i) {
         auto pushed = next<v5::StateUpdated>(sock);
         ASSERT_TRUE(pushed);
-        saved_pushed = from_cbor(pushed->state) == json({{"count", 42}});
+        const json value = from_cbor(pushed->state);
+        if (value == json({{"count", 42}}))
+            ++patched_frames;
+        else
+            EXPECT_EQ(value, json({{"count", 5}})) << "only the pre-patch overlay may interleave";
     }
-    EXPECT_TRUE(saved_pushed);
+    EXPECT_EQ(patched_frames, 2) << "the save's push and the reply";
 
     // The actor changes its own state (an HTTP action): the inspector is told the connection
     // came and went, and gets the new state pushed without asking.
