@@ -88,6 +88,13 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
                     {"action", request.name}});
         co_return;
     }
+    // On a hibernatable connection the actor stays awake until the reply is saved, acked and
+    // sent: a sleep that begins meanwhile (the action itself may ask for it) would otherwise
+    // hibernate the socket first, dropping the reply, while the saved index keeps the gateway's
+    // redelivery from running the action again.
+    std::optional<WorkRegion> awake;
+    if (sock->conn.is_hibernatable())
+        awake.emplace(ctx->internal_keep_awake_region());
     std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
@@ -98,9 +105,13 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
     }
     timer.reset();
     ctx.reset();
-    if (!output.ok() && sock->conn.is_hibernatable()) {
-        if (auto live = sock->ctx.upgrade(); live && live->sleep_requested())
+    if (sock->conn.is_hibernatable()) {
+        auto live = sock->ctx.upgrade();
+        if (!output.ok() && live && live->sleep_requested())
             co_return;  // redelivered after wake
+        // Past sleep grace (a destroy) no save comes to wait for: the grace is not held.
+        if (!live || !live->started())
+            awake.reset();
     }
     if (!co_await sock->persist_and_ack(index)) {
         sock->close(1011, "actor.hibernation_persist_failed");

@@ -17,9 +17,7 @@ namespace {
 using nlohmann::json;
 
 std::string query_target(const std::string& path, const std::string& key) {
-    return "/gateway/counter" + path +
-           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=" + key +
-           "&rvt-crash-policy=sleep";
+    return gateway_target("counter", key, path);
 }
 
 class RegistryEngine : public ::testing::Test {
@@ -225,6 +223,42 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
         return ids;
     });
     EXPECT_EQ(conns, std::vector<std::string>{conn_id});
+    (*ws)->close();
+}
+
+// An action that puts the actor to sleep, called over a hibernatable connection: its reply is
+// saved, acked and sent before the actor finishes sleeping (it was lost when the sleep won the
+// race: the socket was already hibernating when the reply went out, and the saved index kept
+// the gateway's redelivery from running it again). The connection then wakes the actor as usual.
+TEST_F(RegistryEngine, ActionThatSleepsTheActorIsAnsweredOnItsHibernatableConnection) {
+    auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/connect", "k7"),
+                                     {"rivet", "rivet_encoding.json"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = (*ws)->read_text();
+    ASSERT_TRUE(init.ok());
+    const std::string actor_id = json::parse(*init, nullptr, false)["body"]["val"]["actorId"];
+    for (int round = 0; round < 3; ++round) {
+        const std::string id = std::to_string(round * 2);
+        ASSERT_TRUE((*ws)->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + id +
+                                     R"(,"name":"goToSleep","args":[]}}})")
+                        .ok());
+        auto slept = (*ws)->read_text();
+        ASSERT_TRUE(slept.ok()) << "round " << round << ": " << slept.error().to_string();
+        EXPECT_EQ(*slept, R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt",")" + id +
+                              R"("],"output":null}}})");
+        ASSERT_TRUE(host_->wait_actor(actor_id, false, static_cast<std::size_t>(round) + 1))
+            << "round " << round << ": actor never stopped";
+
+        const std::string next = std::to_string(round * 2 + 1);
+        ASSERT_TRUE((*ws)->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + next +
+                                     R"(,"name":"getCount","args":[]}}})")
+                        .ok());
+        auto woke = (*ws)->read_text();
+        ASSERT_TRUE(woke.ok()) << "round " << round << ": " << woke.error().to_string();
+        EXPECT_EQ(*woke, R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt",")" + next +
+                             R"("],"output":0}}})");
+    }
+    EXPECT_EQ(host_->actor_events(actor_id, true), 4u) << "one start, then one wake per sleep";
     (*ws)->close();
 }
 
