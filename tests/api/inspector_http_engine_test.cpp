@@ -31,9 +31,7 @@ Actor<TallyState> tally_actor() {
 }
 
 std::string gateway(const std::string& path) {
-    return "/gateway/tally" + path +
-           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=t1"
-           "&rvt-crash-policy=sleep";
+    return gateway_target("tally", "t1", path);
 }
 
 }  // namespace

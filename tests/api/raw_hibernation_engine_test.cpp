@@ -61,9 +61,7 @@ Actor<ChatState> chat_actor() {
 }
 
 std::string gateway(const std::string& path) {
-    return "/gateway/chat" + path +
-           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=h1"
-           "&rvt-crash-policy=sleep";
+    return gateway_target("chat", "h1", path);
 }
 
 HttpResult call(EngineHarness& engine, const std::string& action) {

@@ -55,9 +55,7 @@ Actor<NotesState> notes_actor() {
 }
 
 std::string target(const std::string& action) {
-    return "/gateway/notes/action/" + action +
-           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=n1"
-           "&rvt-crash-policy=sleep";
+    return gateway_target("notes", "n1", "/action/" + action);
 }
 
 HttpResult call(EngineHarness& engine, const std::string& action, Json args) {

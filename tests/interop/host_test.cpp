@@ -21,9 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kTarget =
-    "/gateway/counter/action/increment?rvt-namespace=default&rvt-method=getOrCreate"
-    "&rvt-runner=default&rvt-key=host-test&rvt-crash-policy=sleep";
+const std::string kTarget = gateway_target("counter", "host-test", "/action/increment");
 
 // Bounded: the engine lists the envoy once its registration committed.
 bool wait_any_envoy(EngineHarness& engine) {
@@ -80,9 +78,7 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
     auto again = start_host(**engine);
     ASSERT_TRUE(again);
     auto count = http_request((*engine)->guard_port(), "POST",
-                              "/gateway/counter/action/getCount?rvt-namespace=default"
-                              "&rvt-method=getOrCreate&rvt-runner=default&rvt-key=host-test"
-                              "&rvt-crash-policy=sleep",
+                              gateway_target("counter", "host-test", "/action/getCount"),
                               R"({"args":[]})", {{"content-type", "application/json"}});
     ASSERT_TRUE(count.ok());
     EXPECT_EQ(count->body, R"({"output":2})") << again->err();

@@ -122,9 +122,7 @@ TEST_F(InspectorInterop, OfficialV6ClientPathListsAndDeletesSchedules) {
     const std::string key = "inspector-v6-schedules";
     auto created = http_request(
         stack_->engine->guard_port(), "POST",
-        "/gateway/counter/action/increment?rvt-namespace=default&rvt-method=getOrCreate"
-        "&rvt-runner=default&rvt-key=" +
-            key + "&rvt-crash-policy=sleep",
+        gateway_target("counter", key, "/action/increment"),
         R"({"args":[3]})", {{"x-rivet-encoding", "json"}});
     ASSERT_TRUE(created.ok()) << created.error().to_string();
     ASSERT_EQ(created->status, 200u) << created->body;

@@ -50,6 +50,15 @@ std::optional<std::string> HttpResult::header(std::string_view name) const {
     return std::nullopt;
 }
 
+std::string gateway_target(std::string_view name, std::string_view key, std::string_view path) {
+    std::string target = "/gateway/";
+    target.append(name).append(path);
+    target.append(path.find('?') == std::string_view::npos ? "?" : "&");
+    target.append("rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=");
+    target.append(key).append("&rvt-crash-policy=sleep");
+    return target;
+}
+
 Result<HttpResult> http_request(std::uint16_t port, std::string method, std::string target,
                                 std::string body,
                                 std::vector<std::pair<std::string, std::string>> headers,

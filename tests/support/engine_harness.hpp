@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,10 @@ Result<HttpResult> http_request(std::uint16_t port, std::string method, std::str
                                 std::string body = {},
                                 std::vector<std::pair<std::string, std::string>> headers = {},
                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// The gateway's query-routed target for the actor `name` got or created with `key` in the
+// default namespace and pool (crash policy sleep), then `path`: "/action/increment", "/connect".
+std::string gateway_target(std::string_view name, std::string_view key, std::string_view path);
 
 // Loopback ports nobody listens on right now (n distinct ones).
 std::uint16_t free_loopback_port();

@@ -32,9 +32,7 @@ namespace v5 = proto::inspector_v5;
 namespace v6 = proto::inspector_v6;
 
 std::string target(const std::string& path, const std::string& key) {
-    return "/gateway/counter" + path +
-           "?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-key=" + key +
-           "&rvt-crash-policy=sleep";
+    return gateway_target("counter", key, path);
 }
 
 Bytes cbor(const json& value) {
