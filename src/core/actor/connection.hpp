@@ -74,7 +74,9 @@ class ConnHandle {
                     return &frame;
             return nullptr;
         }
-        const Bytes& add(int key, Bytes frame) { return frames_.emplace_back(key, std::move(frame)).second; }
+        const Bytes& add(int key, Bytes frame) {
+            return frames_.emplace_back(key, std::move(frame)).second;
+        }
 
       private:
         std::vector<std::pair<int, Bytes>> frames_;

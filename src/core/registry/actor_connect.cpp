@@ -42,8 +42,9 @@ asio::awaitable<bool> persist_and_ack_message(WeakActorContext weak, ConnHandle 
     live->request_hibernation_transport_save(conn.id());
     Status saved = co_await live->request_save_and_wait(RequestSaveOpts{true, std::nullopt});
     if (!saved.ok()) {
-        log::warn("failed to persist hibernatable message",
-                  {{"actor_id", actor_id}, {"conn_id", conn.id()}, {"error", saved.error().to_string()}});
+        log::warn(
+            "failed to persist hibernatable message",
+            {{"actor_id", actor_id}, {"conn_id", conn.id()}, {"error", saved.error().to_string()}});
         co_return false;
     }
     sender.ack(index);
@@ -83,9 +84,9 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
         co_return;
     if (sock->conn.is_hibernatable() && ctx->sleep_requested()) {
         // Left un-acked: the gateway delivers it again after the actor wakes.
-        log::debug("deferring hibernatable action while the actor is entering sleep",
-                   {{"actor_id", sock->actor_id}, {"conn_id", sock->conn.id()},
-                    {"action", request.name}});
+        log::debug(
+            "deferring hibernatable action while the actor is entering sleep",
+            {{"actor_id", sock->actor_id}, {"conn_id", sock->conn.id()}, {"action", request.name}});
         co_return;
     }
     // On a hibernatable connection the actor stays awake until the reply is saved, acked and
@@ -98,8 +99,8 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
     std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
-    if (sock->dispatch.send(dispatch::Action{request.name, std::move(request.args), sock->conn,
-                                             std::move(tx)})) {
+    if (sock->dispatch.send(
+            dispatch::Action{request.name, std::move(request.args), sock->conn, std::move(tx)})) {
         auto got = co_await rx.recv();
         output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
     }
@@ -221,27 +222,27 @@ class ConnectListener final : public envoy::WebSocketListener {
 void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encoding encoding,
                     std::size_t max_outgoing) {
     const bool binary = encoding != Encoding::Json;
-    conn.configure_event_sender([sender, encoding, binary, max_outgoing](
-                                    std::string_view name, const Bytes& args,
-                                    ConnHandle::EventFrames* shared) -> Status {
-        // A broadcast encodes the event once per encoding; each socket sends its own copy.
-        const int key = static_cast<int>(encoding);
-        const Bytes* encoded = shared != nullptr ? shared->find(key) : nullptr;
-        Bytes frame;
-        if (encoded != nullptr) {
-            frame = *encoded;
-        } else {
-            frame = encode_event(encoding, name, args);
-            if (shared != nullptr)
-                shared->add(key, frame);
-        }
-        if (frame.size() > max_outgoing) {
-            sender.close(envoy::CloseFrame{1011, std::string("message.outgoing_too_long")});
-            return errors::message_outgoing_too_long();
-        }
-        sender.send(std::move(frame), binary);
-        return {};
-    });
+    conn.configure_event_sender(
+        [sender, encoding, binary, max_outgoing](std::string_view name, const Bytes& args,
+                                                 ConnHandle::EventFrames* shared) -> Status {
+            // A broadcast encodes the event once per encoding; each socket sends its own copy.
+            const int key = static_cast<int>(encoding);
+            const Bytes* encoded = shared != nullptr ? shared->find(key) : nullptr;
+            Bytes frame;
+            if (encoded != nullptr) {
+                frame = *encoded;
+            } else {
+                frame = encode_event(encoding, name, args);
+                if (shared != nullptr)
+                    shared->add(key, frame);
+            }
+            if (frame.size() > max_outgoing) {
+                sender.close(envoy::CloseFrame{1011, std::string("message.outgoing_too_long")});
+                return errors::message_outgoing_too_long();
+            }
+            sender.send(std::move(frame), binary);
+            return {};
+        });
     conn.configure_transport_disconnect_handler(
         [sender](std::optional<std::string> reason) -> asio::awaitable<Status> {
             sender.close(envoy::CloseFrame{1000, reason.value_or("")});
@@ -278,7 +279,8 @@ asio::awaitable<void> ack_raw_messages(std::shared_ptr<RawSocket> sock) {
         const std::uint16_t index = *std::exchange(sock->unacked, std::nullopt);
         if (!co_await persist_and_ack_message(sock->ctx, sock->conn, sock->sender, sock->actor_id,
                                               index)) {
-            sock->sender.close(envoy::CloseFrame{1011, std::string("actor.hibernation_persist_failed")});
+            sock->sender.close(
+                envoy::CloseFrame{1011, std::string("actor.hibernation_persist_failed")});
             break;
         }
     }
@@ -305,9 +307,11 @@ class RawListener final : public envoy::WebSocketListener {
         }
         if (auto live = s.ctx.upgrade(); live && live->sleep_requested()) {
             // Left un-acked: the gateway delivers it again after the actor wakes.
-            log::debug("deferring hibernatable raw websocket message while the actor is entering sleep",
-                       {{"actor_id", s.actor_id}, {"conn_id", s.conn.id()},
-                        {"index", static_cast<unsigned>(message.index)}});
+            log::debug(
+                "deferring hibernatable raw websocket message while the actor is entering sleep",
+                {{"actor_id", s.actor_id},
+                 {"conn_id", s.conn.id()},
+                 {"index", static_cast<unsigned>(message.index)}});
             return;
         }
         tx_.send(RawWebSocket::Message{std::move(message.data), message.binary});
@@ -342,6 +346,41 @@ class RawListener final : public envoy::WebSocketListener {
     bool closed_ = false;
 };
 
+// The upgrade request as the runtime sees it: GET, the path unchanged (/websocket and /connect
+// kept, as upstream), header names lower-cased.
+HttpRequest upgrade_request(const envoy::WebSocketOpen& open) {
+    HttpRequest request;
+    request.method = "GET";
+    request.path = open.path;
+    for (const auto& [k, v] : open.headers)
+        request.headers.insert_or_assign(lower(k), v);
+    return request;
+}
+
+// What a hibernatable connection records about its socket, to be re-attached after a wake.
+HibernatableConnectionMetadata hibernation_of(const envoy::WebSocketOpen& open,
+                                              const HttpRequest& request) {
+    HibernatableConnectionMetadata meta;
+    meta.gateway_id = open.id.gateway_id;
+    meta.request_id = open.id.request_id;
+    meta.request_path = open.path;
+    meta.request_headers = request.headers;
+    return meta;
+}
+
+// The connection a re-attached socket had before its actor slept (id, params, state).
+Result<ConnHandle> restore_conn(const ActorContext& ctx, const envoy::WebSocketOpen& open,
+                                std::string_view kind) {
+    auto restored = ctx.reconnect_hibernatable_conn(open.id.gateway_id, open.id.request_id);
+    if (!restored.ok()) {
+        log::warn("failed to restore websocket connection",
+                  {{"actor_id", ctx.actor_id()},
+                   {"kind", kind},
+                   {"error", restored.error().to_string()}});
+    }
+    return restored;
+}
+
 }  // namespace
 
 bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
@@ -364,13 +403,8 @@ bool CoreRegistry::can_hibernate(const envoy::WebSocketOpen& open) {
     const auto& decide = std::get<std::function<bool(const HttpRequest&)>>(policy);
     if (!decide)
         return false;
-    HttpRequest request;
-    request.method = "GET";
-    request.path = open.path;
-    for (const auto& [k, v] : open.headers)
-        request.headers.insert_or_assign(lower(k), v);
     try {
-        return decide(request);
+        return decide(upgrade_request(open));
     } catch (const std::exception& e) {
         log::warn("can_hibernate_websocket threw; the socket will not hibernate",
                   {{"actor_id", open.actor_id}, {"error", e.what()}});
@@ -398,9 +432,8 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
     co_return co_await open_raw_websocket(std::move(instance), std::move(open), std::move(sender));
 }
 
-asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>
-CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
-                                 envoy::WebSocketSender sender) {
+asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::open_raw_websocket(
+    std::shared_ptr<Instance> instance, envoy::WebSocketOpen open, envoy::WebSocketSender sender) {
     auto self = shared_from_this();
     const auto protocols = subprotocols(open.headers);
     Bytes params;
@@ -413,20 +446,12 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
                                        "actor.invalid_request");
         params = std::move(cbor).value();
     }
-    HttpRequest request;
-    request.method = "GET";
-    request.path = open.path;  // unchanged, /websocket kept (as upstream)
-    for (const auto& [k, v] : open.headers)
-        request.headers.insert_or_assign(lower(k), v);
+    HttpRequest request = upgrade_request(open);
 
     ConnHandle conn("", {}, {}, false);
     if (open.restoring) {
-        // The same connection as before the actor slept (its id, params and state).
-        auto restored =
-            instance->ctx.reconnect_hibernatable_conn(open.id.gateway_id, open.id.request_id);
+        auto restored = restore_conn(instance->ctx, open, "raw");
         if (!restored.ok()) {
-            log::warn("failed to restore raw websocket connection",
-                      {{"actor_id", instance->actor_id}, {"error", restored.error().to_string()}});
             co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
                                        restored.error().group() + "." + restored.error().code());
         }
@@ -437,18 +462,15 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
         options.request = request;
         if (open.can_hibernate) {
             options.is_hibernatable = true;
-            HibernatableConnectionMetadata meta;
-            meta.gateway_id = open.id.gateway_id;
-            meta.request_id = open.id.request_id;
-            meta.request_path = open.path;
-            meta.request_headers = request.headers;
-            options.hibernation = std::move(meta);
+            options.hibernation = hibernation_of(open, request);
         }
         auto connected = co_await instance->ctx.connect_conn(std::move(options));
         if (!connected.ok()) {
             const Error& error = connected.error();
             log::warn("failed to establish raw websocket connection",
-                      {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
+                      {{"actor_id", instance->actor_id},
+                       {"group", error.group()},
+                       {"code", error.code()}});
             co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
                                        error.group() + "." + error.code());
         }
@@ -483,7 +505,8 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
         std::move(rx));
     // Weak: the socket state holds the connection, so strong captures here would be a cycle.
     conn.configure_transport_disconnect_handler(
-        [weak_shared = std::weak_ptr<RawSocket>(shared), weak_socket = std::weak_ptr<RawWebSocket>(socket),
+        [weak_shared = std::weak_ptr<RawSocket>(shared),
+         weak_socket = std::weak_ptr<RawWebSocket>(socket),
          sender](std::optional<std::string> reason) -> asio::awaitable<Status> {
             if (auto s = weak_shared.lock()) {
                 s->disconnecting = true;
@@ -506,8 +529,9 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
     }
     if (!accepted.ok()) {
         const Error& error = accepted.error();
-        log::warn("raw websocket refused by the actor",
-                  {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
+        log::warn(
+            "raw websocket refused by the actor",
+            {{"actor_id", instance->actor_id}, {"group", error.group()}, {"code", error.code()}});
         Status gone = co_await conn.disconnect(std::nullopt);
         (void)gone;
         co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
@@ -517,9 +541,8 @@ CoreRegistry::open_raw_websocket(std::shared_ptr<Instance> instance, envoy::WebS
         std::make_shared<RawListener>(std::move(shared), std::move(tx)));
 }
 
-asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>>
-CoreRegistry::open_actor_connect(std::shared_ptr<Instance> instance, envoy::WebSocketOpen open,
-                                 envoy::WebSocketSender sender) {
+asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry::open_actor_connect(
+    std::shared_ptr<Instance> instance, envoy::WebSocketOpen open, envoy::WebSocketSender sender) {
     auto self = shared_from_this();
     const ActorConfig& config = instance->factory->config();
     const auto protocols = subprotocols(open.headers);
@@ -552,34 +575,19 @@ CoreRegistry::open_actor_connect(std::shared_ptr<Instance> instance, envoy::WebS
         config.max_outgoing_message_size, instance->specifier(), executor_});
 
     if (open.restoring) {
-        auto restored =
-            instance->ctx.reconnect_hibernatable_conn(open.id.gateway_id, open.id.request_id);
+        auto restored = restore_conn(instance->ctx, open, "actor_connect");
         if (!restored.ok()) {
-            log::warn("failed to restore actor websocket connection",
-                      {{"actor_id", instance->actor_id}, {"error", restored.error().to_string()}});
             co_return closing_listener(executor_, std::move(sender), std::nullopt, false, 1011,
                                        restored.error().group() + "." + restored.error().code());
         }
         sock->conn = std::move(restored).value();
         wire_transport(sock->conn, sender, encoding, config.max_outgoing_message_size);
     } else {
-        HttpRequest request;
-        request.method = "GET";
-        request.path = open.path;
-        std::map<std::string, std::string> headers;
-        for (const auto& [k, v] : open.headers)
-            headers.insert_or_assign(lower(k), v);
-        request.headers = headers;
-
+        HttpRequest request = upgrade_request(open);
         ConnectOptions options;
         options.params = std::move(params);
         options.is_hibernatable = true;
-        HibernatableConnectionMetadata meta;
-        meta.gateway_id = open.id.gateway_id;
-        meta.request_id = open.id.request_id;
-        meta.request_path = open.path;
-        meta.request_headers = std::move(headers);
-        options.hibernation = std::move(meta);
+        options.hibernation = hibernation_of(open, request);
         options.request = std::move(request);
         const std::size_t max_outgoing = config.max_outgoing_message_size;
         options.prepare = [sender, encoding, max_outgoing](const ConnHandle& conn) {
@@ -601,11 +609,11 @@ CoreRegistry::open_actor_connect(std::shared_ptr<Instance> instance, envoy::WebS
         }
         sock->conn = std::move(connected).value();
         // Init goes out right after the envoy reports the socket open.
-        asio::post(executor_, [sender, frame = encode_init(encoding, instance->actor_id,
-                                                           sock->conn.id()),
-                               binary = encoding != Encoding::Json]() mutable {
-            sender.send(std::move(frame), binary);
-        });
+        asio::post(executor_,
+                   [sender, frame = encode_init(encoding, instance->actor_id, sock->conn.id()),
+                    binary = encoding != Encoding::Json]() mutable {
+                       sender.send(std::move(frame), binary);
+                   });
     }
 
     auto [tx, rx] = rt::unbounded_channel<Inbound>();

@@ -227,9 +227,9 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
 }
 
 // An action that puts the actor to sleep, called over a hibernatable connection: its reply is
-// saved, acked and sent before the actor finishes sleeping (it was lost when the sleep won the
-// race: the socket was already hibernating when the reply went out, and the saved index kept
-// the gateway's redelivery from running it again). The connection then wakes the actor as usual.
+// saved, acked and sent before the actor finishes sleeping (were the socket hibernating first,
+// the reply would be dropped and the saved index would keep the gateway's redelivery from
+// running the action again). The connection then wakes the actor as usual.
 TEST_F(RegistryEngine, ActionThatSleepsTheActorIsAnsweredOnItsHibernatableConnection) {
     auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/connect", "k7"),
                                      {"rivet", "rivet_encoding.json"});
