@@ -1,6 +1,7 @@
-#include "core/registry/inspector_support.hpp"
+#include "core/registry/actor_requests.hpp"
 
 #include "base/log.hpp"
+#include "core/actor/metrics.hpp"
 #include "runtime/channel.hpp"
 #include "runtime/oneshot.hpp"
 #include "runtime/timeout.hpp"
@@ -26,15 +27,15 @@ boost::asio::awaitable<Result<WorkflowAnswer>> ask_workflow(
     co_return WorkflowAnswer{true, std::move(got->value())};
 }
 
-boost::asio::awaitable<Result<Bytes>> run_inspector_action(
-    std::shared_ptr<CoreRegistry::Instance> instance, rt::Clock& clock, std::string name,
-    Bytes args) {
+boost::asio::awaitable<Result<Bytes>> run_transient_action(
+    std::shared_ptr<CoreRegistry::Instance> instance, rt::Clock& clock, ConnectOptions options,
+    std::string name, Bytes args) {
     const ActorContext& ctx = instance->ctx;
-    ConnectOptions options;
     auto connected = co_await ctx.connect_conn(std::move(options));
     if (!connected.ok())
         co_return std::move(connected).error();
     ConnHandle conn = std::move(connected).value();
+    std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
     if (instance->dispatch.send(
@@ -48,9 +49,10 @@ boost::asio::awaitable<Result<Bytes>> run_inspector_action(
         else
             output = std::move(**timed);
     }
+    timer.reset();
     Status disconnected = co_await conn.disconnect(std::nullopt);
     if (!disconnected.ok()) {
-        log::warn("failed to disconnect inspector action connection",
+        log::warn("failed to disconnect transient action connection",
                   {{"actor_id", instance->actor_id},
                    {"conn_id", conn.id()},
                    {"error", disconnected.error().to_string()}});

@@ -1,6 +1,7 @@
 #pragma once
-// What the inspector's WebSocket and HTTP routes both do through the actor task: ask the runtime
-// for its workflow history (or a replay), and run an action as upstream's inspector RPC.
+// Requests to the actor task that several routes share: an action on a transient connection
+// (HTTP /action, the inspector's RPC over HTTP and WebSocket) and the runtime's workflow history
+// or replay (the inspector's HTTP routes and WebSocket).
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
@@ -28,10 +29,12 @@ boost::asio::awaitable<Result<WorkflowAnswer>> ask_workflow(
     std::shared_ptr<CoreRegistry::Instance> instance, bool replay,
     std::optional<std::string> entry_id);
 
-// Upstream's inspector RPC: a transient connection, the action (CBOR args) through the actor task
-// bounded by action_timeout as HTTP actions are, then the connection goes away. The CBOR output.
-boost::asio::awaitable<Result<Bytes>> run_inspector_action(
-    std::shared_ptr<CoreRegistry::Instance> instance, rt::Clock& clock, std::string name,
-    Bytes args);
+// An action outside a client connection, as upstream runs HTTP actions and inspector RPCs: a
+// transient connection made with `options`, the action (CBOR args) through the actor task bounded
+// by action_timeout and counted as a user action, then the connection goes away. The CBOR output,
+// or the connect/action error.
+boost::asio::awaitable<Result<Bytes>> run_transient_action(
+    std::shared_ptr<CoreRegistry::Instance> instance, rt::Clock& clock, ConnectOptions options,
+    std::string name, Bytes args);
 
 }  // namespace rivetkit::core::registry

@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "core/actor/metrics.hpp"
 #include "core/inspector/auth.hpp"
+#include "core/registry/actor_requests.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
@@ -239,27 +240,9 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_action(std::shared_ptr<
     ConnectOptions options;
     options.params = std::move(params);
     options.request = std::move(request);
-    auto connected = co_await instance->ctx.connect_conn(std::move(options));
-    if (!connected.ok())
-        co_return error_response(encoding, connected.error(), true, actor);
-    ConnHandle conn = std::move(connected).value();
-
-    std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(instance->ctx),
-                                       UserTaskKind::Action);
-    auto [tx, rx] = rt::oneshot<Result<Bytes>>();
-    Result<Bytes> output = errors::actor_not_ready();
-    if (instance->dispatch.send(dispatch::Action{name, std::move(args).value(), conn, std::move(tx)})) {
-        auto timed = co_await rt::timeout(clock_, config.action_timeout, await_reply(std::move(rx)));
-        output = timed ? std::move(*timed) : Result<Bytes>(errors::actor_action_timed_out());
-    }
-    timer.reset();
-    Status disconnected = co_await conn.disconnect(std::nullopt);
-    if (!disconnected.ok()) {
-        log::warn("failed to disconnect HTTP action connection",
-                  {{"actor_id", actor.actor_id},
-                   {"conn_id", conn.id()},
-                   {"error", disconnected.error().to_string()}});
-    }
+    auto op = run_transient_action(instance, clock_, std::move(options), std::move(name),
+                                   std::move(args).value());
+    Result<Bytes> output = co_await std::move(op);
     if (!output.ok())
         co_return error_response(encoding, output.error(), true, actor);
     auto body = encode_http_action_output(encoding, *output);

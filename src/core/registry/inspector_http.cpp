@@ -13,7 +13,7 @@
 #include "core/inspector/database.hpp"
 #include "core/inspector/state.hpp"
 #include "core/registry/encoding.hpp"
-#include "core/registry/inspector_support.hpp"
+#include "core/registry/actor_requests.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 
@@ -289,7 +289,8 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
         auto args = json_member_as_cbor(request.body, "args", "[]", false);
         if (!args.ok())
             co_return error_json(args.error());
-        auto op = run_inspector_action(instance, clock_, std::move(name), std::move(args).value());
+        auto op = run_transient_action(instance, clock_, ConnectOptions{}, std::move(name),
+                                       std::move(args).value());
         auto output = co_await std::move(op);
         if (!output.ok()) {
             const ClientError e = client_error(output.error());

@@ -32,7 +32,7 @@
 #include "core/inspector/database.hpp"
 #include "core/inspector/protocol.hpp"
 #include "core/inspector/state.hpp"
-#include "core/registry/inspector_support.hpp"
+#include "core/registry/actor_requests.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 #include "core/registry/websocket_support.hpp"
@@ -353,7 +353,8 @@ class InspectorSession {
     }
 
     Task<Result<Bytes>> run_action(std::string name, Bytes args) {
-        return run_inspector_action(instance_, clock_, std::move(name), std::move(args));
+        return run_transient_action(instance_, clock_, ConnectOptions{}, std::move(name),
+                                    std::move(args));
     }
 
     void push_overlay(const Bytes& payload) const {
