@@ -66,8 +66,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rivetkit
 foreach(layer base bare runtime envoy core)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${layer}
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.hpp"
-        PATTERN "*_pch.hpp" EXCLUDE)
+        FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 install(DIRECTORY ${PROJECT_BINARY_DIR}/generated/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

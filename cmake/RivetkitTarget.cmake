@@ -11,6 +11,15 @@ set(RIVETKIT_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold
     -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough -Wno-mismatched-new-delete
     -Wno-use-after-free)
 
+# Unity builds (CI turns them on: CMAKE_UNITY_BUILD) include each .cpp into a batch file, so GCC
+# sees every source as a header and warns (-Wsubobject-linkage) that a coroutine frame declared
+# there holds a type from that source's anonymous namespace. That is only a problem for real
+# headers included from several translation units, which a unity batch is not.
+if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    list(APPEND RIVETKIT_WARNINGS -Wno-subobject-linkage)
+    set(RIVETKIT_TEST_UNITY_WARNINGS -Wno-subobject-linkage)
+endif()
+
 if(RIVETKIT_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                         -fno-sanitize-recover=undefined)
@@ -27,7 +36,7 @@ endfunction()
 # Tests and benchmarks get the same warnings minus the ones that fight test macros.
 function(rivetkit_test_defaults target)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wno-mismatched-new-delete
-                                             -Wno-use-after-free)
+                                             -Wno-use-after-free ${RIVETKIT_TEST_UNITY_WARNINGS})
     if(RIVETKIT_WERROR)
         target_compile_options(${target} PRIVATE -Werror)
     endif()

@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 apt_packages=(
-    build-essential cmake ninja-build ccache pkg-config git
+    build-essential cmake ninja-build ccache mold pkg-config git
     clang-14 libclang-rt-14-dev
     libboost1.81-dev libboost-url1.81-dev
     nlohmann-json3-dev libfmt-dev libspdlog-dev

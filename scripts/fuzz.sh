@@ -11,7 +11,7 @@ dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
 targets=(envoy client persist client_encoding inspector)
 
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
     -DCMAKE_CXX_COMPILER=clang++-14 -DRIVETKIT_FUZZ=ON \
     -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=OFF >/dev/null
 cmake --build "$dir" -j "$jobs" --target "${targets[@]/#/fuzz_}"

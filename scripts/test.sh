@@ -7,33 +7,35 @@
 #   5. bounded libFuzzer runs of the decoders.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/deps.sh"
+source "$here/timing.sh"
+
+phase deps "$here/deps.sh"
 source "$here/env.sh"
 cd "$RIVETKIT_ROOT"
+timing_ccache_baseline
 
+# CI builds: unity batches (each group of sources compiled once together, see README's build-time
+# section) and line-table debug info (-g1: stack traces and sanitizer reports keep file:line; build
+# with full -g yourself for a debugger).
 build() {  # build <dir> <extra cmake args...>
     local dir=$1; shift
-    local start=$SECONDS
-    cmake -S . -B "$dir" -G Ninja -DRIVETKIT_WERROR=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -G Ninja -DRIVETKIT_WERROR=ON -DCMAKE_UNITY_BUILD=ON "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
-    echo "== $dir built in $((SECONDS - start)) s (ccache $([[ -n ${CCACHE_DISABLE:-} ]] && echo off || echo on))"
 }
 
-echo "== build (release, -Werror)"
-build build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
-echo "== tests (release)"
-ctest --test-dir build/ci --output-on-failure -j "$jobs"
+phase "release build" build build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+phase "release tests" ctest --test-dir build/ci --output-on-failure -j "$jobs"
 
-echo "== package (cmake --install, examples/outside built against it with find_package)"
-bash "$here/check-package.sh" build/ci
+# cmake --install, then examples/outside built against it with find_package.
+phase package bash "$here/check-package.sh" build/ci
 
-echo "== build (asan+ubsan)"
-build build/asan -DCMAKE_BUILD_TYPE=Debug -DRIVETKIT_SANITIZE=ON -DRIVETKIT_BENCH=OFF
-echo "== tests (asan+ubsan)"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build/asan --output-on-failure -j "$jobs"
+phase "asan+ubsan build" build build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1" \
+    -DRIVETKIT_SANITIZE=ON -DRIVETKIT_BENCH=OFF
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$jobs"
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
-if [[ -x "$here/fuzz.sh" ]]; then
-    echo "== fuzz (bounded)"
-    "$here/fuzz.sh"
-fi
+phase "fuzz (bounded)" "$here/fuzz.sh"
+
+timing_summary

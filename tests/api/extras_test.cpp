@@ -47,8 +47,7 @@ Actor<RoomState> member_room() {
         })
         .on_disconnect([](Room& c, Conn& conn) {
             const auto member = conn.state<Member>();
-            c.state().log.push_back("left " + member.name + " " +
-                                    std::to_string(member.messages));
+            c.state().log.push_back("left " + member.name + " " + std::to_string(member.messages));
         })
         .action("bumpAll",
                 [](RoomAction& c) {
@@ -130,8 +129,7 @@ TEST(TypedExtras, hibernatable_conn_state_is_saved_in_its_conn_record) {
 TEST(TypedExtras, conn_state_without_create_conn_state_defaults) {
     auto factory = Actor<RoomState>()
                        .on_connect([](Room& c, Conn& conn) {
-                           c.state().log.push_back(conn.state_json().is_null() ? "null"
-                                                                               : "set");
+                           c.state().log.push_back(conn.state_json().is_null() ? "null" : "set");
                            c.state().ticks = conn.state<Member>().messages;
                        })
                        .action("log", [](RoomAction& c) { return std::as_const(c).state().log; })

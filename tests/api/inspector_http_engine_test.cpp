@@ -24,13 +24,12 @@ Actor<TallyState> tally_actor() {
     return Actor<TallyState>()
         .action("add", [](Action& c, std::int64_t n) { return c.state().count += n; })
         .action("get", [](Action& c) { return Json(std::as_const(c).state()); })
-        .action("fail", [](Action&) -> std::int64_t {
-            throw UserError("nope", "failed on purpose");
-        })
+        .action("fail",
+                [](Action&) -> std::int64_t { throw UserError("nope", "failed on purpose"); })
         .action("goToSleep", [](Action& c) { c.sleep(); });
 }
 
-std::string gateway(const std::string& path) {
+std::string tally_gateway(const std::string& path) {
     return gateway_target("tally", "t1", path);
 }
 
@@ -46,8 +45,9 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
     using nlohmann::json;
 
     auto action = [&](const std::string& name, json args) {
-        auto r = http_request(engine.guard_port(), "POST", gateway("/action/" + name),
-                              json{{"args", std::move(args)}}.dump(), {{"x-rivet-encoding", "json"}});
+        auto r =
+            http_request(engine.guard_port(), "POST", tally_gateway("/action/" + name),
+                         json{{"args", std::move(args)}}.dump(), {{"x-rivet-encoding", "json"}});
         EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
         return r.ok() ? std::move(r).value() : HttpResult{};
     };
@@ -57,11 +57,13 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
     ASSERT_FALSE(actor_id.empty());
     auto token = engine.inspector_token(actor_id);
     ASSERT_TRUE(token.ok()) << token.error().to_string();
-    auto inspector = [&](const std::string& method, const std::string& route, std::string body = {}) {
-        std::vector<std::pair<std::string, std::string>> headers{{"authorization", "Bearer " + *token}};
+    auto inspector = [&](const std::string& method, const std::string& route,
+                         std::string body = {}) {
+        std::vector<std::pair<std::string, std::string>> headers{
+            {"authorization", "Bearer " + *token}};
         if (!body.empty())
             headers.emplace_back("content-type", "application/json");
-        auto r = http_request(engine.guard_port(), method, gateway("/inspector/" + route),
+        auto r = http_request(engine.guard_port(), method, tally_gateway("/inspector/" + route),
                               std::move(body), std::move(headers));
         EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
         return r.ok() ? std::move(r).value() : HttpResult{};
@@ -72,7 +74,8 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
     auto patched = inspector("PATCH", "state", R"({"state":{"count":40,"label":"patched"}})");
     ASSERT_EQ(patched.status, 200u) << patched.body;
     EXPECT_EQ(body_of(patched), json({{"ok", true}}));
-    EXPECT_EQ(body_of(inspector("GET", "state"))["state"], json({{"count", 40}, {"label", "patched"}}));
+    EXPECT_EQ(body_of(inspector("GET", "state"))["state"],
+              json({{"count", 40}, {"label", "patched"}}));
     auto added = action("add", json::array({1}));
     EXPECT_EQ(body_of(added)["output"], 41) << added.body;
     EXPECT_EQ(body_of(inspector("PATCH", "state", R"({"nope":1})"))["code"], "invalid_request");
@@ -105,7 +108,8 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
               json({{"history", nullptr}, {"isWorkflowEnabled", false}}));
     EXPECT_EQ(body_of(inspector("POST", "workflow/replay", R"({"entryId":"e1"})")),
               json({{"history", nullptr}, {"isWorkflowEnabled", false}}));
-    EXPECT_EQ(body_of(inspector("GET", "traces")), json({{"otlp", json::array()}, {"clamped", false}}));
+    EXPECT_EQ(body_of(inspector("GET", "traces")),
+              json({{"otlp", json::array()}, {"clamped", false}}));
     EXPECT_EQ(inspector("GET", "nope").status, 404u);
 
     // The patched state is what the actor saved: it wakes with it.

@@ -131,8 +131,8 @@ TEST(TypedQueue, a_waiting_sender_is_answered_when_the_actor_shuts_down) {
     ActorHarness h(inbox().factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
-        auto waiting = rt::spawn(h.runtime().executor(),
-                                 h.queue_send("job", Json("x"), true, std::nullopt));
+        auto waiting =
+            rt::spawn(h.runtime().executor(), h.queue_send("job", Json("x"), true, std::nullopt));
         co_await h.clock().sleep_for(10ms);
         EXPECT_FALSE(waiting.is_finished());
         CO_ASSERT((co_await h.stop(core::ShutdownKind::Destroy)).ok());

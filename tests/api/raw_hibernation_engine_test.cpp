@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "live_stack.hpp"
 #include "rivetkit/rivetkit.hpp"
@@ -18,7 +18,7 @@ namespace rivetkit::testing {
 namespace {
 
 template <typename T>
-using Task = boost::asio::awaitable<T>;
+using Awaitable = boost::asio::awaitable<T>;
 
 struct ChatState {
     std::vector<std::string> seen;
@@ -41,9 +41,10 @@ Actor<ChatState> chat_actor() {
     };
     return Actor<ChatState>()
         .options(options)
-        .on_websocket([](Ctx& c, WebSocket ws, const Request& upgrade) -> Task<void> {
+        .on_websocket([](Ctx& c, WebSocket ws, const Request& upgrade) -> Awaitable<void> {
             const std::string_view path = upgrade.path;
-            const bool keep = path.substr(0, path.find('?')).find("/keep") != std::string_view::npos;
+            const bool keep =
+                path.substr(0, path.find('?')).find("/keep") != std::string_view::npos;
             const std::string name = keep ? "keep" : "plain";
             c.state().seen.push_back("open:" + name);
             while (auto message = co_await ws.recv()) {
@@ -60,12 +61,12 @@ Actor<ChatState> chat_actor() {
         .action("goToSleep", [](Action& c) { c.sleep(); });
 }
 
-std::string gateway(const std::string& path) {
+std::string chat_gateway(const std::string& path) {
     return gateway_target("chat", "h1", path);
 }
 
 HttpResult call(EngineHarness& engine, const std::string& action) {
-    auto r = http_request(engine.guard_port(), "POST", gateway("/action/" + action),
+    auto r = http_request(engine.guard_port(), "POST", chat_gateway("/action/" + action),
                           R"({"args":[]})", {{"x-rivet-encoding", "json"}});
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
     return r.ok() ? std::move(r).value() : HttpResult{};
@@ -85,14 +86,13 @@ std::vector<std::string> conn_ids(LiveHost& host, const std::string& actor_id) {
 }  // namespace
 
 TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
-    auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
-        r.register_actor("chat", chat_actor().factory());
-    });
+    auto stack = LiveStack::start(
+        [](core::registry::CoreRegistry& r) { r.register_actor("chat", chat_actor().factory()); });
     ASSERT_TRUE(stack.ok()) << stack.error().to_string();
     EngineHarness& engine = *stack->engine;
     LiveHost& host = *stack->host;
 
-    auto keep = TestWebSocket::connect(engine.guard_port(), gateway("/websocket/keep"),
+    auto keep = TestWebSocket::connect(engine.guard_port(), chat_gateway("/websocket/keep"),
                                        {"rivet", "rivet_encoding.bare"});
     ASSERT_TRUE(keep.ok()) << keep.error().to_string();
     ASSERT_TRUE((*keep)->send_text("a").ok());
@@ -100,7 +100,7 @@ TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
     ASSERT_TRUE(echoed.ok()) << echoed.error().to_string();
     EXPECT_EQ(*echoed, "echo:a");
 
-    auto plain = TestWebSocket::connect(engine.guard_port(), gateway("/websocket/plain"),
+    auto plain = TestWebSocket::connect(engine.guard_port(), chat_gateway("/websocket/plain"),
                                         {"rivet", "rivet_encoding.bare"});
     ASSERT_TRUE(plain.ok()) << plain.error().to_string();
     ASSERT_TRUE((*plain)->send_text("p").ok());

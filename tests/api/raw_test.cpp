@@ -24,19 +24,18 @@ using Ctx = ActorContext<RawState, RawVars>;
 using Act = ActionContext<RawState, RawVars>;
 
 // What the test observes from outside the actor.
-struct Probe {
+struct RawProbe {
     int vars_made = 0;
     std::vector<Json> changes;  // the state on_state_change saw
 };
 
-Actor<RawState, RawVars> raw_actor(std::shared_ptr<Probe> probe) {
+Actor<RawState, RawVars> raw_actor(std::shared_ptr<RawProbe> probe) {
     return Actor<RawState, RawVars>()
         .create_vars([probe](Ctx& c) {
             return RawVars{++probe->vars_made, c.actor_id(), {}};
         })
-        .on_state_change([probe](Ctx&, const RawState& state) {
-            probe->changes.push_back(Json(state));
-        })
+        .on_state_change(
+            [probe](Ctx&, const RawState& state) { probe->changes.push_back(Json(state)); })
         .on_request([](Ctx& c, const Request& req) -> Response {
             if (req.path == "/fail")
                 throw UserError("teapot", "no coffee here", {{"path", req.path}});
@@ -139,7 +138,7 @@ Json body_json(const core::HttpResponse& r) {
 }
 
 TEST(TypedRaw, on_request_gets_the_request_and_answers_the_response) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -165,7 +164,7 @@ TEST(TypedRaw, on_request_gets_the_request_and_answers_the_response) {
 }
 
 TEST(TypedRaw, on_request_exceptions_become_structured_errors) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -197,7 +196,7 @@ TEST(TypedRaw, actor_without_on_request_answers_404) {
 }
 
 TEST(TypedRaw, on_websocket_coroutine_serves_the_socket_for_its_life) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -237,7 +236,7 @@ TEST(TypedRaw, on_websocket_coroutine_serves_the_socket_for_its_life) {
 }
 
 TEST(TypedRaw, on_websocket_refuses_by_throwing_and_ends_on_peer_close) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -260,7 +259,7 @@ TEST(TypedRaw, on_websocket_refuses_by_throwing_and_ends_on_peer_close) {
 }
 
 TEST(TypedVars, vars_are_made_per_generation_and_never_saved) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -294,9 +293,8 @@ TEST(TypedVars, default_vars_without_create_vars) {
     struct Counter {
         int calls = 0;
     };
-    auto actor = Actor<RawState, Counter>().action("tick", [](ActionContext<RawState, Counter>& c) {
-        return ++c.vars().calls;
-    });
+    auto actor = Actor<RawState, Counter>().action(
+        "tick", [](ActionContext<RawState, Counter>& c) { return ++c.vars().calls; });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -308,7 +306,7 @@ TEST(TypedVars, default_vars_without_create_vars) {
 }
 
 TEST(TypedStateChange, runs_after_changing_handlers_only) {
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<RawProbe>();
     ActorHarness h(raw_actor(probe).factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -338,7 +336,8 @@ TEST(TypedStateChange, its_own_changes_are_saved_not_renotified_and_throws_are_l
                     throw std::runtime_error("unlucky");
             })
             .action("set", [](ActionContext<RawState>& c, std::int64_t v) { c.state().hits = v; })
-            .action("get", [](ActionContext<RawState>& c) { return Json(std::as_const(c).state()); });
+            .action("get",
+                    [](ActionContext<RawState>& c) { return Json(std::as_const(c).state()); });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -401,13 +400,14 @@ namespace {
 // the state type is logged and overwritten by the next save of the current state.
 TEST(TypedStateChange, inspector_patch_is_taken_over_before_the_next_event) {
     auto changes = std::make_shared<std::vector<std::int64_t>>();
-    auto actor =
-        Actor<RawState>()
-            .on_state_change([changes](ActorContext<RawState>&, const RawState& s) {
-                changes->push_back(s.hits);
-            })
-            .action("bump", [](ActionContext<RawState>& c) { return ++c.state().hits; })
-            .action("get", [](ActionContext<RawState>& c) { return Json(std::as_const(c).state()); });
+    auto actor = Actor<RawState>()
+                     .on_state_change([changes](ActorContext<RawState>&, const RawState& s) {
+                         changes->push_back(s.hits);
+                     })
+                     .action("bump", [](ActionContext<RawState>& c) { return ++c.state().hits; })
+                     .action("get", [](ActionContext<RawState>& c) {
+                         return Json(std::as_const(c).state());
+                     });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());

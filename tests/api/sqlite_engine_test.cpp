@@ -14,7 +14,7 @@ namespace rivetkit::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using Task = boost::asio::awaitable<Json>;
+using JsonTask = boost::asio::awaitable<Json>;
 
 struct NotesState {
     std::int64_t adds = 0;
@@ -25,7 +25,7 @@ Actor<NotesState> notes_actor() {
     using Action = ActionContext<NotesState>;
     return Actor<NotesState>()
         .action("add",
-                [](Action& c, std::string text) -> Task {
+                [](Action& c, std::string text) -> JsonTask {
                     auto db = co_await c.db();
                     std::string create =
                         "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT)";
@@ -38,14 +38,14 @@ Actor<NotesState> notes_actor() {
                     co_return Json(inserted.value().last_insert_rowid);
                 })
         .action("list",
-                [](Action& c) -> Task {
+                [](Action& c) -> JsonTask {
                     auto db = co_await c.db();
                     std::string select = "SELECT id, text FROM notes ORDER BY id";
                     auto rows = co_await db->query(select);
                     co_return sql_rows_to_json(rows.value());
                 })
         .action("badSql",
-                [](Action& c) -> Task {
+                [](Action& c) -> JsonTask {
                     auto db = co_await c.db();
                     std::string wrong = "SELECT * FROM missing_table";
                     auto rows = co_await db->query(wrong);

@@ -4,13 +4,13 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "core/actor/envoy_kv.hpp"
-#include "envoy/state.hpp"
 #include "engine_harness.hpp"
+#include "envoy/state.hpp"
 #include "live_envoy.hpp"
 #include "recording_callbacks.hpp"
 #include "subprocess.hpp"
@@ -82,9 +82,9 @@ std::string create_started_actor(EngineHarness& engine, LiveCallbacks& cb, const
     return actor;
 }
 
-// Polls the REST view (bounded) until the engine reports the actor asleep.
-bool wait_sleeping(EngineHarness& engine, const std::string& actor,
-                   std::chrono::milliseconds timeout = 10s) {
+// Polls the REST view (bounded) until the engine reports `field` set on the actor.
+bool wait_actor_field(EngineHarness& engine, const std::string& actor, const char* field,
+                      std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         auto listed = engine.api("GET", "/actors?namespace=default&actor_id=" + actor);
@@ -92,12 +92,24 @@ bool wait_sleeping(EngineHarness& engine, const std::string& actor,
             return false;
         auto json = nlohmann::json::parse(listed->body, nullptr, false);
         if (!json.is_discarded() && !json["actors"].empty() &&
-            !json["actors"][0]["sleep_ts"].is_null()) {
+            !json["actors"][0][field].is_null()) {
             return true;
         }
         std::this_thread::sleep_for(50ms);
     }
     return false;
+}
+
+// The engine reports the actor asleep.
+bool wait_sleeping(EngineHarness& engine, const std::string& actor,
+                   std::chrono::milliseconds timeout = 10s) {
+    return wait_actor_field(engine, actor, "sleep_ts", timeout);
+}
+
+// The engine has taken the actor's Running event: a sleep intent sent before that is ignored.
+bool wait_connectable(EngineHarness& engine, const std::string& actor,
+                      std::chrono::milliseconds timeout = 10s) {
+    return wait_actor_field(engine, actor, "connectable_ts", timeout);
 }
 
 }  // namespace
@@ -205,8 +217,8 @@ TEST(EngineIntegration, StreamingGatewayCarriesLargeBodiesWithCredit) {
 
     // The same upload read by the handler as a stream: the gateway only sends past its ~1 MiB
     // window as the handler's reads return credit.
-    auto streamed = http_request(engine->guard_port(), "POST",
-                                 "/gateway/" + actor + "/stream/echo", body_string(upload));
+    auto streamed = http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/stream/echo",
+                                 body_string(upload));
     ASSERT_TRUE(streamed.ok()) << streamed.error().to_string();
     EXPECT_EQ(streamed->status, 200u) << streamed->header("x-error").value_or("");
     EXPECT_EQ(streamed->header("x-body-len"), std::to_string(upload.size()));
@@ -429,6 +441,8 @@ TEST(EngineIntegration, AlarmWakesSleepingActor) {
     ASSERT_TRUE(wait_registered(*engine, *cb, envoy));
     std::string actor = create_started_actor(*engine, *cb, "alarm-1");
     ASSERT_FALSE(actor.empty());
+    // Under ASan the sleep intent could otherwise overtake the Running event (failed CI once).
+    ASSERT_TRUE(wait_connectable(*engine, actor));
     EnvoyHandle h = envoy.handle();
     auto wake_at = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
@@ -580,8 +594,8 @@ TEST(EngineIntegration, WssThroughTlsProxyStartsActorAndServesRequests) {
 
     std::string actor = create_started_actor(*engine, *cb, "tls-1");
     ASSERT_FALSE(actor.empty());
-    auto served = http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/over-tls",
-                               "tls-body");
+    auto served =
+        http_request(engine->guard_port(), "POST", "/gateway/" + actor + "/over-tls", "tls-body");
     ASSERT_TRUE(served.ok()) << served.error().to_string();
     EXPECT_EQ(served->status, 200u) << served->body;
     EXPECT_EQ(served->header("x-path"), "/over-tls");
@@ -686,10 +700,10 @@ std::vector<std::string> key_names(const std::vector<rivetkit::core::KvEntry>& e
 // The production KV backend (core::EnvoyKv behind core::Kv) against the engine: batches beyond the
 // engine's per-request limits are split, and oversize keys/values fail before anything is sent.
 TEST(EngineIntegration, EnvoyKvBackendRoundTripsAndSplitsBatches) {
+    using rivetkit::Status;
     using rivetkit::core::Kv;
     using rivetkit::core::KvEntry;
     using rivetkit::core::ListOpts;
-    using rivetkit::Status;
     using List = rivetkit::Result<std::vector<KvEntry>>;
     using Values = rivetkit::Result<std::vector<std::optional<Bytes>>>;
     auto engine = start_engine();
@@ -702,9 +716,8 @@ TEST(EngineIntegration, EnvoyKvBackendRoundTripsAndSplitsBatches) {
     EnvoyHandle h = envoy.handle();
     Kv kv(std::make_shared<rivetkit::core::EnvoyKv>(h, actor), actor);
     auto requests_sent = [&] {
-        return *envoy.run([h]() -> asio::awaitable<std::uint32_t> {
-            co_return h.state().next_kv_request_id;
-        });
+        return *envoy.run(
+            [h]() -> asio::awaitable<std::uint32_t> { co_return h.state().next_kv_request_id; });
     };
     auto list_prefix = [&](std::string prefix, ListOpts opts) {
         return *envoy.run([kv, prefix, opts]() -> asio::awaitable<List> {
