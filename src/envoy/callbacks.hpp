@@ -20,7 +20,8 @@ class WebSocketListener {
     // The client or the gateway closed the socket. The listener is dropped afterwards.
     virtual void on_close(CloseFrame frame) = 0;
     // The actor stopped while the socket stays open at the gateway; the listener is dropped and
-    // a new one is asked for (WebSocketOpen::restoring) when the actor wakes.
+    // a new one is asked for (WebSocketOpen::restoring) when the actor wakes. Called before the
+    // socket counts as hibernating: an ack sent from here still reaches the gateway.
     virtual void on_hibernate() {}
     // True: this listener acks hibernatable messages itself (WebSocketSender::ack) once it has
     // made them durable; the envoy then never acks on delivery.

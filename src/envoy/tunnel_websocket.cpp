@@ -1,9 +1,9 @@
 // Tunneled WebSockets: open (accepted or rejected by the callbacks), messages both ways, close,
 // and hibernation. A hibernatable socket acks every delivered message (the gateway buffers until
-// acked) unless its listener acks them itself after persisting, survives a sleep of its actor — the listener is dropped, path/headers/last index kept
-// in memory — and is re-attached when the next generation's StartActor lists it. Duplicates
-// (index ≤ last) are dropped; a gap closes the socket with 1008 ws.message_index_skip (as
-// upstream).
+// acked) unless its listener acks them itself after persisting, survives a sleep of its actor — the
+// listener is dropped, path/headers/last index kept in memory — and is re-attached when the next
+// generation's StartActor lists it. Duplicates (index ≤ last) are dropped; a gap closes the socket
+// with 1008 ws.message_index_skip (as upstream).
 
 #include <algorithm>
 
@@ -213,9 +213,11 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
         const bool actor_lives_on =
             reason != StopReason::stop_intent && reason != StopReason::destroy;
         if (ws->can_hibernate && actor_lives_on) {
-            ws->hibernating = true;
+            // Before the socket counts as hibernating, so the listener can still ack what the
+            // actor's final save carried.
             if (auto listener = std::move(ws->listener))
                 listener->on_hibernate();
+            ws->hibernating = true;
             ws->early.clear();
             // Delivered but never acked (the actor deferred it while entering sleep): the
             // gateway sends it again after the wake, and it must not count as a duplicate then.
@@ -236,7 +238,8 @@ void on_actor_stopped_tunnels(EnvoyState& st, const ActorKey& key, StopReason re
 void restore_hibernating_websockets(EnvoyState& st, const ActorKey& key,
                                     const std::vector<TunnelId>& requests) {
     std::vector<HibernatingWebSocketMeta> metas;
-    if (auto pending = st.pending_restores.find(key.actor_id); pending != st.pending_restores.end()) {
+    if (auto pending = st.pending_restores.find(key.actor_id);
+        pending != st.pending_restores.end()) {
         metas = std::move(pending->second);
         st.pending_restores.erase(pending);
     }

@@ -1,7 +1,6 @@
 // ConnHandle and ActorContext's connection map, hibernation queues and restore-on-wake.
 
 #include "core/actor/connection.hpp"
-#include "core/actor/metrics.hpp"
 
 #include <fmt/format.h>
 
@@ -10,8 +9,9 @@
 #include "base/log.hpp"
 #include "base/uuid.hpp"
 #include "core/actor/context.hpp"
-#include "runtime/timeout.hpp"
 #include "core/actor/keys.hpp"
+#include "core/actor/metrics.hpp"
+#include "runtime/timeout.hpp"
 
 namespace rivetkit::core {
 
@@ -21,6 +21,7 @@ struct ConnHandle::Inner {
     Bytes state;
     bool is_hibernatable = false;
     std::optional<HibernatableConnectionMetadata> hibernation;
+    std::optional<std::uint16_t> saved_server_message_index;
     std::set<std::string, std::less<>> subscriptions;
     std::optional<EventSender> event_sender;
     std::optional<DisconnectHandler> disconnect_handler;
@@ -77,6 +78,12 @@ void ConnHandle::configure_hibernation(std::optional<HibernatableConnectionMetad
 void ConnHandle::set_server_message_index(std::uint16_t index) const {
     if (p_->hibernation)
         p_->hibernation->server_message_index = index;
+}
+std::optional<std::uint16_t> ConnHandle::saved_server_message_index() const {
+    return p_->saved_server_message_index;
+}
+void ConnHandle::mark_server_message_index_saved(std::uint16_t index) const {
+    p_->saved_server_message_index = index;
 }
 
 void ConnHandle::configure_event_sender(std::optional<EventSender> sender) const {
@@ -192,6 +199,7 @@ ConnHandle ConnHandle::from_persisted(const PersistedConnection& persisted) {
     meta.request_path = persisted.request_path;
     meta.request_headers.insert(persisted.request_headers.begin(), persisted.request_headers.end());
     conn.configure_hibernation(std::move(meta));
+    conn.mark_server_message_index_saved(persisted.server_message_index);
     return conn;
 }
 
@@ -447,12 +455,11 @@ void ActorContext::prepare_managed_conn(const ConnHandle& conn) const {
             removed->configure_event_sender(std::nullopt);
             if (removed->is_hibernatable())
                 ctx->request_hibernation_transport_removal(conn_id);
-            Status sent = ctx->try_send_actor_event(event::ConnectionClosed{*removed},
-                                                    "connection_closed");
-            log::debug("connection disconnected",
-                       {{"actor_id", ctx->actor_id()},
-                        {"conn_id", conn_id},
-                        {"reason", reason.value_or("")}});
+            Status sent =
+                ctx->try_send_actor_event(event::ConnectionClosed{*removed}, "connection_closed");
+            log::debug("connection disconnected", {{"actor_id", ctx->actor_id()},
+                                                   {"conn_id", conn_id},
+                                                   {"reason", reason.value_or("")}});
             co_return sent;
         });
 }

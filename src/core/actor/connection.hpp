@@ -62,6 +62,10 @@ class ConnHandle {
     std::optional<HibernatableConnectionMetadata> hibernation() const;
     void configure_hibernation(std::optional<HibernatableConnectionMetadata> meta) const;
     void set_server_message_index(std::uint16_t index) const;
+    // The server message index of this connection's last successfully written record: what the
+    // gateway may be told (acked) without losing a message the actor has not handled durably.
+    std::optional<std::uint16_t> saved_server_message_index() const;
+    void mark_server_message_index_saved(std::uint16_t index) const;
 
     // The frames one event was already encoded into for other connections, by a key the sender
     // chooses (its wire encoding): a broadcast encodes an event once per encoding, not once per

@@ -23,6 +23,7 @@ Error connection_error(std::string_view code, std::string message) {
 struct PreparedSave {
     std::optional<Bytes> actor_state;
     std::vector<KvEntry> conn_puts;
+    std::vector<std::pair<std::string, std::uint16_t>> conn_message_indexes;  // as written
     std::vector<Bytes> deletes;
     std::set<std::string> taken_updates;
     std::set<std::string> taken_removals;
@@ -244,6 +245,7 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
             return required ? Status(std::move(persisted).error()) : Status{};
         out.conn_puts.emplace_back(keys::connection_key(id),
                                    encode_persisted_connection(*persisted));
+        out.conn_message_indexes.emplace_back(id, persisted->server_message_index);
         return {};
     };
     for (const auto& [id, _] : explicit_updates) {
@@ -336,6 +338,10 @@ boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
         if (s.state_revision == state_revision)
             s.dirty = false;
         self.record_inspector_signal(InspectorSignal::StateUpdated);
+    }
+    for (const auto& [id, index] : prepared.conn_message_indexes) {
+        if (auto it = s.conns.find(id); it != s.conns.end())
+            it->second.mark_server_message_index_saved(index);
     }
     s.last_save_at = s.clock->now();
     finish_save_request(s, revision);

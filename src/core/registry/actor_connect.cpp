@@ -5,6 +5,7 @@
 // restored socket keeps its connection (same id, no second Init, no second open hook).
 
 #include <boost/asio/post.hpp>
+#include <deque>
 
 #include "bare/utf8.hpp"
 #include "base/log.hpp"
@@ -27,28 +28,65 @@ struct Inbound {
     std::optional<envoy::CloseFrame> close;
 };
 
-// Durable before acknowledged: a hibernatable connection's message index is recorded on the
-// connection, saved with the next (immediate) save, and only then acked to the gateway. False
-// when the save failed or the actor is gone.
-asio::awaitable<bool> persist_and_ack_message(WeakActorContext weak, ConnHandle conn,
-                                              envoy::WebSocketSender sender, std::string actor_id,
-                                              std::uint16_t index) {
-    if (!conn.is_hibernatable())
-        co_return true;
-    auto live = weak.upgrade();
-    if (!live)
-        co_return false;
-    conn.set_server_message_index(index);
-    live->request_hibernation_transport_save(conn.id());
-    Status saved = co_await live->request_save_and_wait(RequestSaveOpts{true, std::nullopt});
-    if (!saved.ok()) {
-        log::warn(
-            "failed to persist hibernatable message",
-            {{"actor_id", actor_id}, {"conn_id", conn.id()}, {"error", saved.error().to_string()}});
-        co_return false;
+// Durable before acknowledged, batched: a hibernatable socket's handled message index is recorded
+// on its connection and queued for the actor's next save tick (one KV write carries every
+// connection's bookkeeping and the state, at most once per save interval); the gateway gets the ack
+// only after the save that carried that index. Replies do not wait for it: the gateway keeps
+// unacked messages (30 s by default) and redelivers them to the next generation if the host dies.
+// At most this long between a message and its ack, whatever the actor's save interval.
+constexpr std::uint32_t kHibernationAckMaxWaitMs = 5000;
+
+// Acks what the connection's last written record holds, once: never an index that is not saved.
+template <typename Socket>
+void ack_saved_index(Socket& sock) {
+    auto saved = sock.conn.saved_server_message_index();
+    if (saved && saved != sock.acked) {
+        sock.acked = saved;
+        sock.sender.ack(*saved);
     }
-    sender.ack(index);
-    co_return true;
+}
+
+// One ack pump per socket: waits for the save tick that carries the newest recorded index, acks
+// what was saved, and goes again while more was recorded meanwhile. `Socket` has ctx, sender,
+// actor_id, conn, unacked, acked, acking and hibernated.
+template <typename Socket>
+asio::awaitable<void> ack_saved_messages(std::shared_ptr<Socket> sock) {
+    while (sock->unacked && !sock->hibernated) {
+        sock->unacked.reset();
+        auto live = sock->ctx.upgrade();
+        if (!live)
+            break;
+        Status saved =
+            co_await live->request_save_and_wait(RequestSaveOpts{false, kHibernationAckMaxWaitMs});
+        live.reset();
+        if (!saved.ok()) {
+            log::warn("failed to persist hibernatable message",
+                      {{"actor_id", sock->actor_id},
+                       {"conn_id", sock->conn.id()},
+                       {"error", saved.error().to_string()}});
+            sock->sender.close(
+                envoy::CloseFrame{1011, std::string("actor.hibernation_persist_failed")});
+            break;
+        }
+        if (sock->hibernated)
+            break;
+        ack_saved_index(*sock);
+    }
+    sock->acking = false;
+}
+
+// Records `index` as handled on a hibernatable connection, queues it for the save tick and makes
+// sure the socket's ack pump runs.
+template <typename Socket>
+void record_handled(const std::shared_ptr<Socket>& sock, std::uint16_t index) {
+    sock->conn.set_server_message_index(index);
+    if (auto live = sock->ctx.upgrade())
+        live->request_hibernation_transport_save(sock->conn.id());
+    sock->unacked = index;
+    if (!sock->acking) {
+        sock->acking = true;
+        rt::spawn(sock->executor, ack_saved_messages(sock));
+    }
 }
 
 // Per-socket state shared by the listener, the reader loop and in-flight actions.
@@ -64,18 +102,48 @@ struct ConnectSocket {
     std::optional<ActorSpecifier> actor;
     asio::any_io_executor executor;
 
+    // Hibernation bookkeeping. Messages in arrival order until handled: actions finish out of
+    // order, and the recorded index only advances over a fully handled prefix, so a restore never
+    // skips a message whose reply was not sent (it runs again instead).
+    std::deque<std::pair<std::uint16_t, bool>> unhandled;
+    std::optional<std::uint16_t> unacked;  // newest recorded index not yet saved and acked
+    std::optional<std::uint16_t> acked;    // last index acked to the gateway
+    bool acking = false;
+    bool hibernated = false;
+
     bool binary() const noexcept { return encoding != Encoding::Json; }
 
     void close(std::uint16_t code, std::string reason) const {
         sender.close(envoy::CloseFrame{code, std::move(reason)});
     }
 
-    asio::awaitable<bool> persist_and_ack(std::uint16_t index) const {
-        return persist_and_ack_message(ctx, conn, sender, actor_id, index);
+    void received(std::uint16_t index) {
+        if (conn.is_hibernatable())
+            unhandled.emplace_back(index, false);
     }
 
     void send_frame(Bytes frame) const { sender.send(std::move(frame), binary()); }
 };
+
+// Marks a hibernatable socket's message handled and records the index past the handled prefix.
+void handled(const std::shared_ptr<ConnectSocket>& sock, std::uint16_t index) {
+    if (!sock->conn.is_hibernatable())
+        return;
+    auto& unhandled = sock->unhandled;
+    for (auto& [i, done] : unhandled) {
+        if (i == index && !done) {
+            done = true;
+            break;
+        }
+    }
+    std::optional<std::uint16_t> advanced;
+    while (!unhandled.empty() && unhandled.front().second) {
+        advanced = unhandled.front().first;
+        unhandled.pop_front();
+    }
+    if (advanced)
+        record_handled(sock, *advanced);
+}
 
 asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequestFrame request,
                                  std::uint16_t index) {
@@ -83,16 +151,15 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
     if (!ctx)
         co_return;
     if (sock->conn.is_hibernatable() && ctx->sleep_requested()) {
-        // Left un-acked: the gateway delivers it again after the actor wakes.
+        // Left unhandled: the gateway delivers it again after the actor wakes.
         log::debug(
             "deferring hibernatable action while the actor is entering sleep",
             {{"actor_id", sock->actor_id}, {"conn_id", sock->conn.id()}, {"action", request.name}});
         co_return;
     }
-    // On a hibernatable connection the actor stays awake until the reply is saved, acked and
-    // sent: a sleep that begins meanwhile (the action itself may ask for it) would otherwise
-    // hibernate the socket first, dropping the reply, while the saved index keeps the gateway's
-    // redelivery from running the action again.
+    // On a hibernatable connection the actor stays awake until the reply is sent and its index
+    // recorded: a sleep that begins meanwhile (the action itself may ask for it) then saves the
+    // index with the connection, and the reply is already out when the socket hibernates.
     std::optional<WorkRegion> awake;
     if (sock->conn.is_hibernatable())
         awake.emplace(ctx->internal_keep_awake_region());
@@ -106,32 +173,24 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
     }
     timer.reset();
     ctx.reset();
-    if (sock->conn.is_hibernatable()) {
+    if (sock->conn.is_hibernatable() && !output.ok()) {
         auto live = sock->ctx.upgrade();
-        if (!output.ok() && live && live->sleep_requested())
+        if (live && live->sleep_requested())
             co_return;  // redelivered after wake
-        // Past sleep grace (a destroy) no save comes to wait for: the grace is not held.
-        if (!live || !live->started())
-            awake.reset();
-    }
-    if (!co_await sock->persist_and_ack(index)) {
-        sock->close(1011, "actor.hibernation_persist_failed");
-        co_return;
     }
     if (!output.ok()) {
         sock->send_frame(encode_connect_error(sock->encoding, client_error(output.error()),
                                               request.id, sock->actor));
-        co_return;
-    }
-    Bytes frame = encode_action_response(sock->encoding, request.id, *output);
-    if (frame.size() > sock->max_outgoing) {
+    } else if (Bytes frame = encode_action_response(sock->encoding, request.id, *output);
+               frame.size() > sock->max_outgoing) {
         sock->send_frame(encode_connect_error(
             sock->encoding,
             ClientError{"message", "outgoing_too_long", "Outgoing message too long", std::nullopt},
             request.id, std::nullopt));
-        co_return;
+    } else {
+        sock->send_frame(std::move(frame));
     }
-    sock->send_frame(std::move(frame));
+    handled(sock, index);
 }
 
 asio::awaitable<Status> subscribe(std::shared_ptr<ConnectSocket> sock, std::string event_name) {
@@ -178,6 +237,7 @@ asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receive
             sock->close(1011, "actor.invalid_request");
             continue;
         }
+        sock->received(message.index);
         if (auto* action = std::get_if<ActionRequestFrame>(&decoded.value())) {
             rt::spawn(sock->executor, run_action(sock, std::move(*action), message.index));
             continue;
@@ -193,9 +253,8 @@ asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receive
         } else {
             sock->conn.unsubscribe(sub.event_name);
         }
-        // The saved record carries the new subscription set before the gateway hears of it.
-        if (!co_await sock->persist_and_ack(message.index))
-            sock->close(1011, "actor.hibernation_persist_failed");
+        // The save that acks it carries the new subscription set.
+        handled(sock, message.index);
     }
 }
 
@@ -210,8 +269,13 @@ class ConnectListener final : public envoy::WebSocketListener {
     void on_close(envoy::CloseFrame frame) override {
         tx_.send(Inbound{std::nullopt, std::move(frame)});
     }
-    // The actor sleeps with the socket open: the connection stays persisted; the reader stops.
-    void on_hibernate() override { sock_->conn.configure_event_sender(std::nullopt); }
+    // The actor sleeps with the socket open. Its final save carried the connection's index: acked
+    // now, or the gateway would wake the actor at once to redeliver what it still holds.
+    void on_hibernate() override {
+        ack_saved_index(*sock_);
+        sock_->hibernated = true;
+        sock_->conn.configure_event_sender(std::nullopt);
+    }
     bool acks_messages() const override { return sock_->conn.is_hibernatable(); }
 
   private:
@@ -272,20 +336,8 @@ struct RawSocket {
     bool disconnecting = false;  // the connection's disconnect has been started (once)
     bool acking = false;
     std::optional<std::uint16_t> unacked;  // newest delivered index not yet saved and acked
+    std::optional<std::uint16_t> acked;    // last index acked to the gateway
 };
-
-asio::awaitable<void> ack_raw_messages(std::shared_ptr<RawSocket> sock) {
-    while (sock->unacked && !sock->hibernated) {
-        const std::uint16_t index = *std::exchange(sock->unacked, std::nullopt);
-        if (!co_await persist_and_ack_message(sock->ctx, sock->conn, sock->sender, sock->actor_id,
-                                              index)) {
-            sock->sender.close(
-                envoy::CloseFrame{1011, std::string("actor.hibernation_persist_failed")});
-            break;
-        }
-    }
-    sock->acking = false;
-}
 
 class RawListener final : public envoy::WebSocketListener {
   public:
@@ -317,14 +369,7 @@ class RawListener final : public envoy::WebSocketListener {
         tx_.send(RawWebSocket::Message{std::move(message.data), message.binary});
         // Recorded at delivery, so the save of a sleep that comes before the ack carries it (the
         // envoy then skips the gateway's re-sends up to it instead of delivering them twice).
-        s.conn.set_server_message_index(message.index);
-        if (auto live = s.ctx.upgrade())
-            live->request_hibernation_transport_save(s.conn.id());
-        sock_->unacked = message.index;
-        if (!sock_->acking) {
-            sock_->acking = true;
-            rt::spawn(sock_->executor, ack_raw_messages(sock_));
-        }
+        record_handled(sock_, message.index);
     }
     void on_close(envoy::CloseFrame frame) override {
         if (closed_)
@@ -335,6 +380,7 @@ class RawListener final : public envoy::WebSocketListener {
             rt::spawn(sock_->executor, disconnect_raw(sock_->conn, frame.reason.value_or("")));
     }
     void on_hibernate() override {
+        ack_saved_index(*sock_);  // as for /connect sockets
         sock_->hibernated = true;
         auto ended = std::move(tx_);  // the runtime's recv() returns nullopt
     }
@@ -479,7 +525,7 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
 
     auto shared = std::make_shared<RawSocket>(
         RawSocket{instance->actor_id, instance->ctx.downgrade(), conn, sender, executor_, false,
-                  false, false, std::nullopt});
+                  false, false, std::nullopt, std::nullopt});
     auto [tx, rx] = rt::unbounded_channel<RawWebSocket::Inbound>();
     // Frames the runtime sends while accepting must follow the envoy's open: every send is
     // posted, which keeps them in order and behind it. Once the socket hibernated they are
@@ -569,10 +615,20 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
         params = std::move(cbor).value();
     }
 
-    auto sock = std::make_shared<ConnectSocket>(ConnectSocket{
-        instance->actor_id, instance->ctx.downgrade(), instance->dispatch,
-        ConnHandle("", {}, {}, false), sender, encoding, config.max_incoming_message_size,
-        config.max_outgoing_message_size, instance->specifier(), executor_});
+    auto sock = std::make_shared<ConnectSocket>(ConnectSocket{instance->actor_id,
+                                                              instance->ctx.downgrade(),
+                                                              instance->dispatch,
+                                                              ConnHandle("", {}, {}, false),
+                                                              sender,
+                                                              encoding,
+                                                              config.max_incoming_message_size,
+                                                              config.max_outgoing_message_size,
+                                                              instance->specifier(),
+                                                              executor_,
+                                                              {},
+                                                              {},
+                                                              false,
+                                                              false});
 
     if (open.restoring) {
         auto restored = restore_conn(instance->ctx, open, "actor_connect");

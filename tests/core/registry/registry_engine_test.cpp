@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "core/actor/metrics.hpp"
 #include "counter_actor.hpp"
 #include "engine_harness.hpp"
 #include "live_host.hpp"
@@ -36,8 +38,8 @@ class RegistryEngine : public ::testing::Test {
     HttpResult post(const std::string& target, std::string body, std::string encoding,
                     std::vector<std::pair<std::string, std::string>> extra = {}) {
         extra.emplace_back("x-rivet-encoding", std::move(encoding));
-        auto r = http_request(engine_->guard_port(), "POST", target, std::move(body),
-                              std::move(extra));
+        auto r =
+            http_request(engine_->guard_port(), "POST", target, std::move(body), std::move(extra));
         EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
         return r.ok() ? std::move(r).value() : HttpResult{};
     }
@@ -56,9 +58,10 @@ TEST_F(RegistryEngine, HttpActionsInJsonCborAndBare) {
     EXPECT_EQ(r.header("x-rivet-actor-generation").value_or(""), "1");
     EXPECT_FALSE(r.header("x-rivet-actor").value_or("").empty());
 
-    const std::string cbor_body("\xb9\x00\x01\x64"
-                                "args\x81\x03",
-                                10);
+    const std::string cbor_body(
+        "\xb9\x00\x01\x64"
+        "args\x81\x03",
+        10);
     r = post(query_target("/action/increment", "k1"), cbor_body, "cbor");
     ASSERT_EQ(r.status, 200u);
     EXPECT_EQ(r.body, std::string("\xa1\x66output\x05", 9));
@@ -125,7 +128,8 @@ TEST_F(RegistryEngine, FrameworkRoutes) {
     ASSERT_TRUE(missing.ok());
     EXPECT_EQ(missing->status, 404u);
     EXPECT_EQ(json::parse(missing->body, nullptr, false)["code"], "not_found");
-    auto inspector = http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k3"));
+    auto inspector =
+        http_request(engine_->guard_port(), "GET", query_target("/inspector/state", "k3"));
     ASSERT_TRUE(inspector.ok());
     EXPECT_EQ(inspector->status, 401u);
     auto raw = http_request(engine_->guard_port(), "POST", query_target("/request/foo/bar", "k3"));
@@ -144,16 +148,23 @@ TEST_F(RegistryEngine, ActorConnectJsonDeliversInitEventsBeforeReplies) {
     EXPECT_EQ(init_json["body"]["tag"], "Init");
     EXPECT_FALSE(init_json["body"]["val"]["connectionId"].get<std::string>().empty());
 
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})").ok());
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","0"],"name":"increment","args":[5]}}})").ok());
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})")
+            .ok());
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","0"],"name":"increment","args":[5]}}})")
+            .ok());
     auto first = (*ws)->read_text();
     ASSERT_TRUE(first.ok());
     EXPECT_EQ(*first, R"({"body":{"tag":"Event","val":{"args":[5],"name":"newCount"}}})");
     auto second = (*ws)->read_text();
     ASSERT_TRUE(second.ok());
-    EXPECT_EQ(*second, R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":5}}})");
+    EXPECT_EQ(*second,
+              R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":5}}})");
 
     // An HTTP action's broadcast reaches the subscribed socket too.
     auto r = post(query_target("/action/increment", "k4"), R"({"args":[2]})", "json");
@@ -163,8 +174,11 @@ TEST_F(RegistryEngine, ActorConnectJsonDeliversInitEventsBeforeReplies) {
     EXPECT_EQ(*third, R"({"body":{"tag":"Event","val":{"args":[7],"name":"newCount"}}})");
 
     // Unknown action: an Error frame with the action id.
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","8"],"name":"nope","args":[]}}})").ok());
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","8"],"name":"nope","args":[]}}})")
+            .ok());
     auto err = (*ws)->read_text();
     ASSERT_TRUE(err.ok());
     auto err_json = json::parse(*err, nullptr, false);
@@ -189,11 +203,18 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
     auto init_json = json::parse(*init, nullptr, false);
     const std::string actor_id = init_json["body"]["val"]["actorId"];
     const std::string conn_id = init_json["body"]["val"]["connectionId"];
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})").ok());
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"ActionRequest","val":{"id":0,"name":"increment","args":[1]}}})").ok());
-    EXPECT_EQ(*(*ws)->read_text(), R"({"body":{"tag":"Event","val":{"args":[1],"name":"newCount"}}})");
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})")
+            .ok());
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"ActionRequest","val":{"id":0,"name":"increment","args":[1]}}})")
+            .ok());
+    EXPECT_EQ(*(*ws)->read_text(),
+              R"({"body":{"tag":"Event","val":{"args":[1],"name":"newCount"}}})");
     EXPECT_EQ(*(*ws)->read_text(),
               R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":1}}})");
 
@@ -204,8 +225,11 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
 
     // The next client message wakes it: same connection (no new Init), subscription and state
     // restored, the message delivered once.
-    ASSERT_TRUE((*ws)->send_text(
-        R"({"body":{"tag":"ActionRequest","val":{"id":1,"name":"increment","args":[2]}}})").ok());
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"ActionRequest","val":{"id":1,"name":"increment","args":[2]}}})")
+            .ok());
     auto first = (*ws)->read_text();
     ASSERT_TRUE(first.ok()) << first.error().to_string() << engine_->log_tail();
     EXPECT_EQ(*first, R"({"body":{"tag":"Event","val":{"args":[3],"name":"newCount"}}})");
@@ -226,6 +250,72 @@ TEST_F(RegistryEngine, HibernatableConnectionSurvivesSleepAndWakesOnNextMessage)
     (*ws)->close();
 }
 
+// Actions on one hibernatable connection, one at a time and then many in flight: each is answered
+// as soon as it ran, the message indexes they leave ride the actor's save tick (a few saves, not
+// one per action, which serialised callers behind KV round trips), and the index saved before the
+// sleep is the last one handled: after the wake nothing is delivered twice.
+TEST_F(RegistryEngine, ActionsOnAHibernatableConnectionShareSaves) {
+    auto ws = TestWebSocket::connect(engine_->guard_port(), query_target("/connect", "k8"),
+                                     {"rivet", "rivet_encoding.json"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = (*ws)->read_text();
+    ASSERT_TRUE(init.ok());
+    const std::string actor_id = json::parse(*init, nullptr, false)["body"]["val"]["actorId"];
+    auto saves = [&] {
+        return host_->call([&]() -> std::uint64_t {
+            auto ctx = host_->registry().actor_context(actor_id);
+            return ctx ? core::metrics_ptr(*ctx)->values().state_saves.load() : 0;
+        });
+    };
+    auto action = [](int id, const char* name) {
+        return R"({"body":{"tag":"ActionRequest","val":{"id":)" + std::to_string(id) +
+               R"(,"name":")" + name + R"(","args":[1]}}})";
+    };
+
+    // One at a time: a reply that waited for its own save made one KV write per action.
+    constexpr int kSequential = 50;
+    const std::uint64_t saves_before = saves();
+    for (int i = 0; i < kSequential; ++i) {
+        ASSERT_TRUE((*ws)->send_text(action(i, "increment")).ok());
+        auto reply = (*ws)->read_text();
+        ASSERT_TRUE(reply.ok()) << "reply " << i << ": " << reply.error().to_string();
+        EXPECT_EQ(json::parse(*reply, nullptr, false)["body"]["val"]["output"], i + 1);
+    }
+    const std::uint64_t sequential_saves = saves() - saves_before;
+    EXPECT_LT(sequential_saves, 10u) << "about one save per action: the bookkeeping is not batched";
+
+    // Pipelined: actions finish in any order; the recorded index only covers a handled prefix.
+    constexpr int kPipelined = 200;
+    for (int i = 0; i < kPipelined; ++i)
+        ASSERT_TRUE((*ws)->send_text(action(kSequential + i, "increment")).ok());
+    std::set<std::int64_t> outputs;
+    for (int i = 0; i < kPipelined; ++i) {
+        auto reply = (*ws)->read_text();
+        ASSERT_TRUE(reply.ok()) << "reply " << i << ": " << reply.error().to_string();
+        auto body = json::parse(*reply, nullptr, false)["body"];
+        ASSERT_EQ(body["tag"], "ActionResponse") << *reply;
+        outputs.insert(body["val"]["output"].get<std::int64_t>());
+    }
+    constexpr int kActions = kSequential + kPipelined;
+    EXPECT_EQ(outputs.size(), static_cast<std::size_t>(kPipelined));
+    EXPECT_EQ(*outputs.rbegin(), kActions);
+
+    auto r = post(query_target("/action/goToSleep", "k8"), R"({"args":[]})", "json");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    ASSERT_TRUE(host_->wait_actor(actor_id, false)) << "actor never stopped";
+    ASSERT_TRUE(
+        (*ws)
+            ->send_text(
+                R"({"body":{"tag":"ActionRequest","val":{"id":1000,"name":"getCount","args":[]}}})")
+            .ok());
+    auto woke = (*ws)->read_text();
+    ASSERT_TRUE(woke.ok()) << woke.error().to_string();
+    EXPECT_EQ(*woke, R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","1000"],"output":)" +
+                         std::to_string(kActions) + "}}}")
+        << "a redelivered increment ran twice, or one was lost";
+    (*ws)->close();
+}
+
 // An action that puts the actor to sleep, called over a hibernatable connection: its reply is
 // saved, acked and sent before the actor finishes sleeping (were the socket hibernating first,
 // the reply would be dropped and the saved index would keep the gateway's redelivery from
@@ -239,8 +329,9 @@ TEST_F(RegistryEngine, ActionThatSleepsTheActorIsAnsweredOnItsHibernatableConnec
     const std::string actor_id = json::parse(*init, nullptr, false)["body"]["val"]["actorId"];
     for (int round = 0; round < 3; ++round) {
         const std::string id = std::to_string(round * 2);
-        ASSERT_TRUE((*ws)->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + id +
-                                     R"(,"name":"goToSleep","args":[]}}})")
+        ASSERT_TRUE((*ws)
+                        ->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + id +
+                                    R"(,"name":"goToSleep","args":[]}}})")
                         .ok());
         auto slept = (*ws)->read_text();
         ASSERT_TRUE(slept.ok()) << "round " << round << ": " << slept.error().to_string();
@@ -250,8 +341,9 @@ TEST_F(RegistryEngine, ActionThatSleepsTheActorIsAnsweredOnItsHibernatableConnec
             << "round " << round << ": actor never stopped";
 
         const std::string next = std::to_string(round * 2 + 1);
-        ASSERT_TRUE((*ws)->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + next +
-                                     R"(,"name":"getCount","args":[]}}})")
+        ASSERT_TRUE((*ws)
+                        ->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" + next +
+                                    R"(,"name":"getCount","args":[]}}})")
                         .ok());
         auto woke = (*ws)->read_text();
         ASSERT_TRUE(woke.ok()) << "round " << round << ": " << woke.error().to_string();

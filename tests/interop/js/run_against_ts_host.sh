@@ -18,6 +18,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../../scripts/env.sh"
+source "$here/../../../scripts/engine.sh"
 node_bin="${RIVET_NODE_BIN:-node}"
 
 all_scenarios="http-increment resolve create-input get-missing user-error unknown-action events sleep-wake destroy-fresh hibernate fanout"
@@ -27,15 +28,15 @@ fanout_conns="${FANOUT_CONNS:-10}"
 fanout_events="${FANOUT_EVENTS:-1000}"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-interop-XXXXXX")"
-engine_pid=""
 host_pid=""
 cleanup() {
     local status=$?
     set +e
-    for pid in $host_pid $engine_pid; do
+    for pid in $host_pid; do
         kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
+    engine_stop
     if [[ -n "${KEEP_TMP:-}" ]]; then
         echo "logs kept in $tmp" >&2
     else
@@ -46,61 +47,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Three distinct free ports: all three listeners stay open until every port is known (a port
-# released before the next listen(0) can be handed out again).
-read -r guard_port api_peer_port metrics_port < <("$node_bin" -e '
-const net = require("net");
-const servers = [0, 1, 2].map(() => net.createServer());
-Promise.all(servers.map((s) => new Promise((ok) => s.listen(0, "127.0.0.1", ok)))).then(() => {
-    console.log(servers.map((s) => s.address().port).join(" "));
-    servers.forEach((s) => s.close());
-});')
-endpoint="http://127.0.0.1:$guard_port"
-
-# --- engine (same environment as EngineHarness::spawn) ------------------------------------
-engine_env=(
-    RUST_BACKTRACE=0
-    RUST_LOG_ANSI_COLOR=0
-    RIVET__GUARD__HOST=127.0.0.1
-    "RIVET__GUARD__PORT=$guard_port"
-    RIVET__API_PEER__HOST=127.0.0.1
-    "RIVET__API_PEER__PORT=$api_peer_port"
-    RIVET__METRICS__HOST=127.0.0.1
-    "RIVET__METRICS__PORT=$metrics_port"
-    "RIVET__FILE_SYSTEM__PATH=$tmp/db"
-    "HOME=$tmp"
-    PATH=/usr/bin:/bin
-    # The engine sheds workflow pulls (down to 5%) when CPU use passes 70-90% of its budget, and
-    # it measures the whole container's cgroup, so parallel C++ builds starve actor creation
-    # (pegboard.route_resolve_query_timeout). A budget of 1000 cores disables that here.
-    RIVET__RUNTIME__WORKER_CPU_MAX=1000000
-)
-if [[ -z "${ENGINE_MEMORY_FAST_PATH:-}" ]]; then
-    # The in-process pubsub fast path hands tunnel messages to the gateway through a
-    # 1024-slot broadcast channel and silently skips what a lagging receiver missed.
-    engine_env+=(RIVET__MEMORY__DISABLE_MEMORY_OPTIMIZATION=true)
-fi
-env -i "${engine_env[@]}" "$RIVET_ENGINE_BIN" start >"$tmp/engine.log" 2>&1 &
-engine_pid=$!
-
-deadline=$((SECONDS + 60))
-until curl -sf -o /dev/null "$endpoint/health"; do
-    kill -0 "$engine_pid" 2>/dev/null || { echo "engine exited:" >&2; tail -20 "$tmp/engine.log" >&2; exit 1; }
-    ((SECONDS < deadline)) || { echo "engine not healthy in 60 s" >&2; exit 1; }
-    sleep 0.1
-done
-# /health answers before the engine can take writes (500 "replica ... not configured"); retry 5xx.
-deadline=$((SECONDS + 60))
-while :; do
-    code="$(curl -s -o "$tmp/pool.json" -w '%{http_code}' -X PUT -H 'content-type: application/json' \
-        -d '{"datacenters":{"default":{"normal":{}}}}' "$endpoint/runner-configs/default?namespace=default")"
-    [[ "$code" == 200 ]] && break
-    if [[ "$code" != 5* && "$code" != 000 ]] || ((SECONDS >= deadline)); then
-        echo "creating pool failed: $code $(cat "$tmp/pool.json")" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
+# --- engine ------------------------------------------------------------------------------------
+engine_start "$tmp"
+endpoint="$engine_endpoint"
 
 # --- upstream TypeScript host --------------------------------------------------------------
 RIVET_ENDPOINT="$endpoint" "$node_bin" "$here/ts_host.mjs" >"$tmp/host.log" 2>&1 &

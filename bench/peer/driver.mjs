@@ -1,0 +1,214 @@
+// The peer benchmark's load: the official TypeScript client (rivetkit 2.3.19) against whichever
+// host serves `counter` on the engine at --endpoint. Each scenario reports its operations, wall
+// time, latency percentiles and the CPU time the engine and the host spent meanwhile (from
+// /proc/<pid>/stat, all threads), plus the host's RSS. Writes one JSON document to --out.
+//
+//   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--quick]
+import fs from "node:fs";
+import { importPackage } from "../../tests/interop/js/deps.mjs";
+
+const args = Object.fromEntries(
+    process.argv
+        .slice(2)
+        .join(" ")
+        .split("--")
+        .filter(Boolean)
+        .map((a) => {
+            const [k, ...v] = a.trim().split(" ");
+            return [k, v.join(" ") || true];
+        }),
+);
+for (const need of ["endpoint", "engine-pid", "host-pid", "out"]) {
+    if (!args[need]) {
+        console.error(`driver: --${need} is required`);
+        process.exit(2);
+    }
+}
+const quick = Boolean(args.quick);
+const enginePid = Number(args["engine-pid"]);
+const hostPid = Number(args["host-pid"]);
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+// rivetkit logs to stdout; keep stdout for nothing but our own lines.
+console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
+
+function cpuMs(pid) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+function rssKb(pid) {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+}
+function percentile(sorted, p) {
+    if (sorted.length === 0) return null;
+    return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+// Runs `body` and reports what it cost: `body` returns { ops, latencies? }.
+async function measure(name, body) {
+    const e0 = cpuMs(enginePid);
+    const h0 = cpuMs(hostPid);
+    const t0 = performance.now();
+    const { ops, latencies = [], extra = {} } = await body();
+    const seconds = (performance.now() - t0) / 1000;
+    const engineMs = cpuMs(enginePid) - e0;
+    const hostMs = cpuMs(hostPid) - h0;
+    latencies.sort((a, b) => a - b);
+    const result = {
+        name,
+        ops,
+        seconds,
+        ops_per_s: ops / seconds,
+        p50_ms: percentile(latencies, 50),
+        p95_ms: percentile(latencies, 95),
+        p99_ms: percentile(latencies, 99),
+        engine_cpu_ms_per_op: engineMs / ops,
+        host_cpu_ms_per_op: hostMs / ops,
+        host_rss_kb: rssKb(hostPid),
+        ...extra,
+    };
+    console.error(`driver: ${name}: ${JSON.stringify(result)}`);
+    return result;
+}
+
+async function timed(fn) {
+    const t = performance.now();
+    await fn();
+    return performance.now() - t;
+}
+
+// `callers` loops, each calling `call(i)` back to back until `seconds` have passed.
+async function closedLoop(callers, seconds, call) {
+    const latencies = [];
+    const until = performance.now() + seconds * 1000;
+    await Promise.all(
+        Array.from({ length: callers }, async (_, i) => {
+            while (performance.now() < until) latencies.push(await timed(() => call(i)));
+        }),
+    );
+    return { ops: latencies.length, latencies };
+}
+
+const { createClient } = await importPackage("rivetkit", "./client");
+const client = createClient({ endpoint: args.endpoint, namespace: "default", poolName: "default" });
+const run = `${process.pid}`;
+const seqOps = quick ? 100 : 500;
+const loadSeconds = quick ? 3 : 10;
+const callers = 16;
+const results = [];
+
+// Cold create: a new actor per call, its first action.
+{
+    const n = quick ? 10 : 30;
+    results.push(
+        await measure("cold create + first action", async () => {
+            const latencies = [];
+            for (let i = 0; i < n; i++)
+                latencies.push(await timed(() => client.counter.getOrCreate([`cold-${run}-${i}`]).increment(1)));
+            return { ops: n, latencies };
+        }),
+    );
+}
+
+// Sequential actions on one actor.
+{
+    const h = client.counter.getOrCreate([`seq-${run}`]);
+    await h.increment(0);
+    results.push(
+        await measure("sequential HTTP actions", async () => {
+            const latencies = [];
+            for (let i = 0; i < seqOps; i++) latencies.push(await timed(() => h.increment(1)));
+            return { ops: seqOps, latencies };
+        }),
+    );
+    const conn = h.connect();
+    await conn.increment(0);
+    results.push(
+        await measure("sequential WebSocket actions", async () => {
+            const latencies = [];
+            for (let i = 0; i < seqOps; i++) latencies.push(await timed(() => conn.increment(1)));
+            return { ops: seqOps, latencies };
+        }),
+    );
+    await conn.dispose();
+}
+
+// Throughput with 16 callers: one actor, then one actor each; over HTTP and WebSocket.
+for (const [label, actorsFor] of [
+    ["one actor", () => `one-${run}`],
+    ["16 actors", (i) => `many-${run}-${i}`],
+]) {
+    const handles = Array.from({ length: callers }, (_, i) => client.counter.getOrCreate([actorsFor(i)]));
+    await Promise.all(handles.map((h) => h.increment(0)));
+    results.push(
+        await measure(`HTTP actions, 16 callers, ${label}`, () =>
+            closedLoop(callers, loadSeconds, (i) => handles[i].increment(1)),
+        ),
+    );
+    const conns = handles.map((h) => h.connect());
+    await Promise.all(conns.map((c) => c.increment(0)));
+    results.push(
+        await measure(`WebSocket actions, 16 connections, ${label}`, () =>
+            closedLoop(callers, loadSeconds, (i) => conns[i].increment(1)),
+        ),
+    );
+    await Promise.all(conns.map((c) => c.dispose()));
+}
+
+// Event fan-out: 50 subscribed connections, one increment at a time; latency until the last
+// connection has the event.
+{
+    const nConns = 50;
+    const events = quick ? 30 : 100;
+    const h = client.counter.getOrCreate([`fanout-${run}`]);
+    await h.increment(0);
+    const conns = Array.from({ length: nConns }, () => h.connect());
+    let waiting = null;
+    for (const c of conns) {
+        c.on("newCount", (n) => {
+            if (waiting && n === waiting.value && --waiting.left === 0) waiting.done();
+        });
+    }
+    await Promise.all(conns.map((c) => c.getCount()));
+    let value = await h.getCount();
+    results.push(
+        await measure("event fan-out to 50 connections", async () => {
+            const latencies = [];
+            for (let i = 0; i < events; i++) {
+                value += 1;
+                const delivered = new Promise((done) => (waiting = { value, left: nConns, done }));
+                latencies.push(await timed(() => Promise.all([h.increment(1), delivered])));
+            }
+            return { ops: events, latencies, extra: { deliveries: events * nConns } };
+        }),
+    );
+    await Promise.all(conns.map((c) => c.dispose()));
+}
+
+// Many awake actors: create rate, engine CPU per create, host RSS per actor.
+{
+    const n = quick ? 100 : 1000;
+    const parallel = 8;
+    const rss0 = rssKb(hostPid);
+    const r = await measure(`${n} awake actors (8 creating at a time)`, async () => {
+        const latencies = [];
+        let next = 0;
+        await Promise.all(
+            Array.from({ length: parallel }, async () => {
+                while (next < n) {
+                    const i = next++;
+                    latencies.push(await timed(() => client.counter.getOrCreate([`awake-${run}-${i}`]).increment(1)));
+                }
+            }),
+        );
+        return { ops: n, latencies };
+    });
+    r.host_rss_kb_per_actor = (rssKb(hostPid) - rss0) / n;
+    results.push(r);
+}
+
+await client.dispose();
+fs.writeFileSync(args.out, JSON.stringify({ quick, results }, null, 1));
+process.exit(0);

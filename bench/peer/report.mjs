@@ -1,0 +1,30 @@
+// Prints the peer benchmark's two result files side by side, with C++/TS ratios.
+//   node report.mjs ts.json cpp.json
+import fs from "node:fs";
+
+const [ts, cpp] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+const byName = new Map(cpp.results.map((r) => [r.name, r]));
+const fmt = (v, digits = 1) =>
+    v === null || v === undefined || Number.isNaN(v) ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: digits });
+const ratio = (c, t) => (c === null || t === null || !t ? "–" : (c / t).toFixed(2));
+
+const rows = [];
+for (const t of ts.results) {
+    const c = byName.get(t.name);
+    if (!c) continue;
+    rows.push([t.name, "ops/s", fmt(t.ops_per_s), fmt(c.ops_per_s), ratio(c.ops_per_s, t.ops_per_s)]);
+    rows.push(["", "p50 / p99 ms", `${fmt(t.p50_ms, 2)} / ${fmt(t.p99_ms, 2)}`, `${fmt(c.p50_ms, 2)} / ${fmt(c.p99_ms, 2)}`,
+        `${ratio(c.p50_ms, t.p50_ms)} / ${ratio(c.p99_ms, t.p99_ms)}`]);
+    rows.push(["", "engine CPU ms/op", fmt(t.engine_cpu_ms_per_op, 3), fmt(c.engine_cpu_ms_per_op, 3),
+        ratio(c.engine_cpu_ms_per_op, t.engine_cpu_ms_per_op)]);
+    rows.push(["", "host CPU ms/op", fmt(t.host_cpu_ms_per_op, 3), fmt(c.host_cpu_ms_per_op, 3),
+        ratio(c.host_cpu_ms_per_op, t.host_cpu_ms_per_op)]);
+    if (t.host_rss_kb_per_actor !== undefined)
+        rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
+            ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);
+}
+const header = ["scenario", "measure", "TS host", "rivetkit-host", "C++ / TS"];
+console.log(`| ${header.join(" | ")} |`);
+console.log(`|${header.map(() => "---").join("|")}|`);
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+console.log(`\n(${ts.quick ? "quick" : "full"} run; CPU from /proc/<pid>/stat at 10 ms resolution)`);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The peer benchmark: the same `counter` actor served by upstream's TypeScript host (rivetkit
+# 2.3.19, tests/interop/js/ts_host.mjs) and by rivetkit-host, each on its own fresh engine 2.3.19
+# (one after the other, same machine, same invocation), driven by the official TypeScript client
+# (driver.mjs). Prints a side-by-side table with C++/TS ratios (report.mjs); see bench/README.md.
+#
+#   bash bench/peer/run.sh [--quick]
+#
+# Env: RIVETKIT_HOST_BIN (default: builds build/release/examples/host/rivetkit-host),
+#      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../../scripts/env.sh"
+source "$here/../../scripts/engine.sh"
+cd "$RIVETKIT_ROOT"
+quick=()
+[[ ${1:-} == --quick ]] && quick=(--quick)
+
+host_bin="${RIVETKIT_HOST_BIN:-}"
+if [[ -z $host_bin ]]; then
+    cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
+        -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=OFF >/dev/null
+    cmake --build build/release -j "$jobs" --target rivetkit-host >/dev/null
+    host_bin=build/release/examples/host/rivetkit-host
+fi
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-peer-XXXXXX")"
+host_pid=""
+cleanup() {
+    local status=$?
+    set +e
+    [[ -n $host_pid ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
+    engine_stop
+    if [[ -n ${KEEP_TMP:-} ]]; then echo "peer: logs kept in $tmp" >&2; else rm -rf "$tmp"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stop_host() {  # SIGTERM, then SIGKILL after 10 s (a draining host may take its time)
+    kill -TERM "$host_pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 10))
+    while kill -0 "$host_pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    kill -KILL "$host_pid" 2>/dev/null || true
+    wait "$host_pid" 2>/dev/null || true
+    host_pid=""
+}
+
+# run_one <label> <ready pattern> <command...>: fresh engine, the host, the driver, both stopped.
+run_one() {
+    local label=$1 ready=$2; shift 2
+    mkdir -p "$tmp/$label"
+    engine_start "$tmp/$label"
+    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "$@" >"$tmp/$label/host.log" 2>&1 &
+    host_pid=$!
+    local deadline=$((SECONDS + 60))
+    until grep -q "$ready" "$tmp/$label/host.log" 2>/dev/null; do
+        kill -0 "$host_pid" 2>/dev/null || { echo "peer: $label host exited:" >&2; tail -20 "$tmp/$label/host.log" >&2; return 1; }
+        ((SECONDS < deadline)) || { echo "peer: $label host not ready in 60 s" >&2; return 1; }
+        sleep 0.1
+    done
+    echo "peer: $label host ready on $engine_endpoint" >&2
+    node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
+        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" 2>"$tmp/$label/driver.log" || {
+        echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
+    stop_host
+
+    engine_stop
+}
+
+run_one ts '^ready$' node tests/interop/js/ts_host.mjs
+run_one cpp "endpoint:" "$host_bin"
+node "$here/report.mjs" "$tmp/ts.json" "$tmp/cpp.json"
