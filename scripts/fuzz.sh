@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer runs of the BARE decoders: builds fuzz/ with clang in build/fuzz, seeds each
 # target from the checked-in known-answer vectors, runs each for RIVETKIT_FUZZ_SECONDS (default 20
-# each) and fails on the first crash, leak, timeout or sanitizer report.
+# each, the targets side by side on the cores) and fails on the first crash, leak, timeout or
+# sanitizer report.
+#
+#   scripts/fuzz.sh [build|run]   both by default; `build` only compiles, `run` only runs
 set -euo pipefail
+what=${1:-all}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
 cd "$RIVETKIT_ROOT"
@@ -11,10 +15,13 @@ dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
 targets=(envoy client persist client_encoding inspector)
 
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
-    -DCMAKE_CXX_COMPILER=clang++-14 -DRIVETKIT_FUZZ=ON \
-    -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=OFF >/dev/null
-cmake --build "$dir" -j "$jobs" --target "${targets[@]/#/fuzz_}"
+if [[ $what == all || $what == build ]]; then
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
+        -DCMAKE_CXX_COMPILER=clang++-14 -DRIVETKIT_FUZZ=ON \
+        -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=OFF >/dev/null
+    cmake --build "$dir" -j "$jobs" --target "${targets[@]/#/fuzz_}"
+fi
+[[ $what == build ]] && exit 0
 
 # Seeds: each vector as the bytes the decoder sees (client and persist payloads carry their
 # 2-byte little-endian version prefix).
@@ -59,19 +66,36 @@ for (const [target, file] of Object.entries(files)) {
 }
 JS
 
-for t in "${targets[@]}"; do
-    corpus="$dir/corpus/$t"
-    artifacts="$dir/artifacts"
+# Each target runs on its own core (they share nothing), `jobs` at a time.
+run_target() {
+    local t=$1 corpus="$dir/corpus/$1" artifacts="$dir/artifacts"
     mkdir -p "$corpus" "$artifacts"
-    echo "fuzz: fuzz_$t for ${seconds}s" >&2
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
-        "$corpus" "$dir/seeds/$t" 2>"$dir/fuzz_$t.log" || {
+        "$corpus" "$dir/seeds/$t" 2>"$dir/fuzz_$t.log"
+}
+echo "fuzz: ${targets[*]} for ${seconds}s each, $jobs at a time" >&2
+declare -A running=()
+failed=()
+reap() {  # waits for one running target and records its result
+    local pid
+    wait -n -p pid "${!running[@]}" && status=0 || status=$?
+    local t=${running[$pid]}
+    unset "running[$pid]"
+    if ((status != 0)); then
         tail -40 "$dir/fuzz_$t.log" >&2
         echo "fuzz: fuzz_$t failed (log: $dir/fuzz_$t.log)" >&2
-        exit 1
-    }
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$dir/fuzz_$t.log" >&2 || true
+        failed+=("$t")
+    else
+        echo "fuzz: fuzz_$t: $(grep -hE "stat::number_of_executed_units" "$dir/fuzz_$t.log" | tr -s ' ')" >&2
+    fi
+}
+for t in "${targets[@]}"; do
+    while ((${#running[@]} >= jobs)); do reap; done
+    run_target "$t" &
+    running[$!]=$t
 done
+while ((${#running[@]} > 0)); do reap; done
+((${#failed[@]} == 0)) || { echo "fuzz: failed: ${failed[*]}" >&2; exit 1; }
 echo "fuzz: all targets passed" >&2

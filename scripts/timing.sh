@@ -45,3 +45,29 @@ timing_summary() {
         echo "   ccache: $hits hits, $misses misses among the compiles Ninja ran ($( ((hits + misses)) && echo $((100 * hits / (hits + misses))) || echo 0)% hits; 0% of many means a cold cache)"
     fi
 }
+
+# Background work that fills the CPU a test phase leaves idle (tests mostly wait on the engine):
+#   background <name> <log> <command...>   start it at nice 19, so the tests keep the CPU they use
+#   await <name>                            a timed phase that waits for it (its log on failure)
+declare -A timing_bg_pid=() timing_bg_log=()
+background() {
+    local name=$1 log=$2; shift 2
+    echo "== $name: started in the background at nice 19 (log: $log)"
+    nice -n 19 "$@" >"$log" 2>&1 &
+    timing_bg_pid[$name]=$!
+    timing_bg_log[$name]=$log
+}
+await() {
+    local name=$1
+    phase "$name (rest)" wait_background "$name"
+}
+wait_background() {
+    local name=$1 status=0
+    wait "${timing_bg_pid[$name]}" || status=$?
+    if ((status != 0)); then
+        tail -60 "${timing_bg_log[$name]}" >&2
+        echo "== $name failed ($status), log: ${timing_bg_log[$name]}" >&2
+        return "$status"
+    fi
+    tail -3 "${timing_bg_log[$name]}"
+}

@@ -187,6 +187,26 @@ for (const [label, actorsFor] of [
     await Promise.all(conns.map((c) => c.dispose()));
 }
 
+// First action after sleep: actors put to sleep by an action, then woken by their next call,
+// one at a time (the wake is the engine starting the actor again and the host loading its state).
+{
+    const n = quick ? 10 : 30;
+    const handles = Array.from({ length: n }, (_, i) => client.counter.getOrCreate([`sleep-${run}-${i}`]));
+    for (const h of handles) {
+        await h.increment(1);
+        await h.goToSleep();
+    }
+    // Both hosts finish a requested sleep within a second; the engine then marks the actor asleep.
+    await new Promise((r) => setTimeout(r, 3000));
+    results.push(
+        await measure("first action after sleep", async () => {
+            const latencies = [];
+            for (const h of handles) latencies.push(await timed(() => h.increment(1)));
+            return { ops: n, latencies };
+        }),
+    );
+}
+
 // Many awake actors: create rate, engine CPU per create, host RSS per actor.
 {
     const n = quick ? 100 : 1000;

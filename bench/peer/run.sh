@@ -61,7 +61,7 @@ run_one() {
     done
     echo "peer: $label host ready on $engine_endpoint" >&2
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
-        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" 2>"$tmp/$label/driver.log" || {
+        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" >"$tmp/$label/driver.log" 2>&1 || {
         echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
     stop_host
 

@@ -27,7 +27,8 @@ Actor<CounterState> counter_actor() {
         .action("fail", [](Action&) -> std::int64_t {
             throw UserError("deliberate_failure", "counter failed on purpose",
                             {{"reason", "test"}});
-        });
+        })
+        .action("goToSleep", [](Action& c) { c.sleep(); });
 }
 
 }  // namespace rivetkit::examples
