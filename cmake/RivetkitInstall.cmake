@@ -26,7 +26,9 @@ set(rivetkit_install_targets
     rivetkit_envoy envoy
     rivetkit_sqlite sqlite
     rivetkit_core core
-    rivetkit_api rivetkit)
+    rivetkit_api rivetkit
+    rivetkit_client client
+    rivetkit_host host)
 
 set(rivetkit_export_list)
 list(LENGTH rivetkit_install_targets n)

@@ -8,12 +8,22 @@
 
 namespace rivetkit::examples {
 
+std::vector<std::pair<std::string, std::shared_ptr<core::ActorFactory>>> example_actors() {
+    return {{"counter", counter_actor().factory()},
+            {"chatRoom", chat_room_actor().factory()},
+            {"reminder", reminder_actor().factory()},
+            {"rateLimiter", rate_limiter_actor().factory()},
+            {"ledger", ledger_actor().factory()}};
+}
+
+void use_examples(Registry& registry) {
+    for (auto& [name, factory] : example_actors())
+        registry.use_factory(name, factory);
+}
+
 void register_examples(core::registry::CoreRegistry& registry) {
-    registry.register_actor("counter", counter_actor().factory());
-    registry.register_actor("chatRoom", chat_room_actor().factory());
-    registry.register_actor("reminder", reminder_actor().factory());
-    registry.register_actor("rateLimiter", rate_limiter_actor().factory());
-    registry.register_actor("ledger", ledger_actor().factory());
+    for (auto& [name, factory] : example_actors())
+        registry.register_actor(name, factory);
 }
 
 }  // namespace rivetkit::examples

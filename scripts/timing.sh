@@ -53,7 +53,8 @@ declare -A timing_bg_pid=() timing_bg_log=()
 background() {
     local name=$1 log=$2; shift 2
     echo "== $name: started in the background at nice 19 (log: $log)"
-    nice -n 19 "$@" >"$log" 2>&1 &
+    # A subshell that lowers its own priority, so shell functions can be run too.
+    (renice -n 19 -p "$BASHPID" >/dev/null && "$@") >"$log" 2>&1 &
     timing_bg_pid[$name]=$!
     timing_bg_log[$name]=$log
 }

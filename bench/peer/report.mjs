@@ -1,9 +1,12 @@
-// Prints the peer benchmark's two result files side by side, with C++/TS ratios.
-//   node report.mjs ts.json cpp.json
+// Prints the peer benchmark's result files side by side, with C++/TS ratios, and — given the run
+// of rivetkit-host with one io thread — how each measure scales with the host's threads.
+//   node report.mjs ts.json cpp.json [cpp-1-thread.json]
 import fs from "node:fs";
+import os from "node:os";
 
-const [ts, cpp] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+const [ts, cpp, one] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
 const byName = new Map(cpp.results.map((r) => [r.name, r]));
+const oneByName = new Map((one?.results ?? []).map((r) => [r.name, r]));
 const fmt = (v, digits = 1) =>
     v === null || v === undefined || Number.isNaN(v) ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: digits });
 const ratio = (c, t) => (c === null || t === null || !t ? "–" : (c / t).toFixed(2));
@@ -12,7 +15,9 @@ const rows = [];
 for (const t of ts.results) {
     const c = byName.get(t.name);
     if (!c) continue;
-    rows.push([t.name, "ops/s", fmt(t.ops_per_s), fmt(c.ops_per_s), ratio(c.ops_per_s, t.ops_per_s)]);
+    const o = oneByName.get(t.name);
+    rows.push([t.name, "ops/s", fmt(t.ops_per_s), fmt(c.ops_per_s), ratio(c.ops_per_s, t.ops_per_s),
+        ...(one ? [o ? fmt(o.ops_per_s) : "–", o ? ratio(c.ops_per_s, o.ops_per_s) : "–"] : [])]);
     rows.push(["", "p50 / p99 ms", `${fmt(t.p50_ms, 2)} / ${fmt(t.p99_ms, 2)}`, `${fmt(c.p50_ms, 2)} / ${fmt(c.p99_ms, 2)}`,
         `${ratio(c.p50_ms, t.p50_ms)} / ${ratio(c.p99_ms, t.p99_ms)}`]);
     rows.push(["", "engine CPU ms/op", fmt(t.engine_cpu_ms_per_op, 3), fmt(c.engine_cpu_ms_per_op, 3),
@@ -23,7 +28,10 @@ for (const t of ts.results) {
         rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
             ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);
 }
-const header = ["scenario", "measure", "TS host", "rivetkit-host", "C++ / TS"];
+const threads = os.cpus().length; // rivetkit-host's default: one io thread per core
+const header = ["scenario", "measure", "TS host", `rivetkit-host (${threads} threads)`, "C++ / TS",
+    ...(one ? ["rivetkit-host (1 thread)", `${threads} threads / 1`] : [])];
+for (const r of rows) while (r.length < header.length) r.push("");
 console.log(`| ${header.join(" | ")} |`);
 console.log(`|${header.map(() => "---").join("|")}|`);
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);

@@ -70,4 +70,6 @@ run_one() {
 
 run_one ts '^ready$' node tests/interop/js/ts_host.mjs
 run_one cpp "endpoint:" "$host_bin"
-node "$here/report.mjs" "$tmp/ts.json" "$tmp/cpp.json"
+# The same host on one io thread: how throughput scales with --threads (default: one per core).
+run_one cpp1 "endpoint:" "$host_bin" --threads 1
+node "$here/report.mjs" "$tmp/ts.json" "$tmp/cpp.json" "$tmp/cpp1.json"

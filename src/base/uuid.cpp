@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <random>
+
+#include "base/random.hpp"
 
 namespace rivetkit {
 
 std::string random_uuid_v4() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
+    thread_local std::mt19937_64 rng = random_engine();
     std::uint64_t hi = rng();
     std::uint64_t lo = rng();
     hi = (hi & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;  // version 4

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bare/codec.hpp"
+#include "base/random.hpp"
 #include "envoy/protocol.hpp"
 #include "envoy/state.hpp"
 #include "runtime/spawn.hpp"
@@ -56,7 +57,7 @@ EnvoyState::EnvoyState(boost::asio::any_io_executor ex, rt::Clock& c, EnvoyConfi
       config(std::move(cfg)),
       callbacks(std::move(cb)),
       transports(std::move(tf)),
-      rng(std::random_device{}()) {
+      rng(random_engine()) {
     if (config.envoy_key.empty())
         config.envoy_key = generate_envoy_key(rng(), rng());
 }

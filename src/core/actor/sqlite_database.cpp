@@ -7,9 +7,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "base/log.hpp"
 
@@ -19,12 +21,11 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Two threads: SQLite work of different actors overlaps, while a worker blocked on the engine
-// never holds up the io threads.
-constexpr std::size_t kWorkerThreads = 2;
-
+// One thread per core, at least two: SQLite work of different actors overlaps, a worker blocked
+// on the engine never holds up the io threads, and a host running one io thread per core (several
+// engine connections) does not funnel every connection's databases through two workers.
 asio::thread_pool& worker_pool() {
-    static asio::thread_pool pool(kWorkerThreads);
+    static asio::thread_pool pool(std::max<std::size_t>(2, std::thread::hardware_concurrency()));
     return pool;
 }
 

@@ -7,10 +7,10 @@
 
 #include <boost/system/system_error.hpp>
 #include <cstdlib>
-#include <random>
 
 #include "base/base64.hpp"
 #include "base/log.hpp"
+#include "base/random.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/task.hpp"
 
@@ -113,10 +113,8 @@ boost::asio::awaitable<Status> ActorTask::init_inspector_token() {
         co_return std::move(existing).error();
     if (existing.value())
         co_return Status{};
-    thread_local std::mt19937_64 rng{std::random_device{}()};
     Bytes raw(32);
-    for (auto& b : raw)
-        b = static_cast<std::uint8_t>(rng());
+    fill_os_random(raw.data(), raw.size());
     Bytes key = keys::to_bytes(keys::kInspectorToken);
     Bytes token = to_bytes(base64::encode_url_no_pad(raw));
     co_return co_await ctx.kv().put(std::move(key), std::move(token));

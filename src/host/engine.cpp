@@ -1,4 +1,4 @@
-#include "engine_process.hpp"
+#include "host/engine.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

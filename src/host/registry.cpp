@@ -1,0 +1,365 @@
+// rivetkit::Registry (include/rivetkit/registry.hpp): the engine (given, reused or started), the
+// pool, and one shard per io thread — an io_context, a clock, a core registry and an envoy, all
+// used by that thread only. Other threads reach a shard only by posting to its io_context.
+
+#include "rivetkit/registry.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/log.hpp"
+#include "core/registry/registry.hpp"
+#include "envoy/envoy.hpp"
+#include "host/engine.hpp"
+#include "rivetkit/client.hpp"
+#include "rivetkit/error.hpp"
+#include "runtime/steady_clock.hpp"
+
+namespace rivetkit {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0')
+        return std::nullopt;
+    return std::string(v);
+}
+
+}  // namespace
+
+HostConfig HostConfig::from_env() {
+    HostConfig c;
+    c.endpoint = env("RIVET_ENDPOINT");
+    c.token = env("RIVET_TOKEN");
+    if (auto v = env("RIVET_NAMESPACE"))
+        c.ns = *v;
+    if (auto v = env("RIVET_POOL"))
+        c.pool = *v;
+    if (auto v = env("RIVET_THREADS")) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(v->c_str(), &end, 10);
+        if (end != v->c_str() && *end == '\0' && n <= 1024)
+            c.threads = static_cast<unsigned>(n);
+        else
+            log::warn("RIVET_THREADS ignored: not a number from 0 to 1024", {{"value", *v}});
+    }
+    c.engine_binary = env("RIVET_ENGINE_BIN");
+    return c;
+}
+
+struct Registry::Actors {
+    std::vector<std::pair<std::string, std::shared_ptr<core::ActorFactory>>> factories;
+    std::function<void(const HostInfo&)> on_ready;
+};
+
+Registry::Registry() : actors_(std::make_shared<Actors>()) {}
+Registry::~Registry() = default;
+Registry::Registry(Registry&&) noexcept = default;
+Registry& Registry::operator=(Registry&&) noexcept = default;
+
+Registry& Registry::use_factory(std::string name, std::shared_ptr<core::ActorFactory> factory) {
+    actors_->factories.emplace_back(std::move(name), std::move(factory));
+    return *this;
+}
+
+Registry& Registry::on_ready(std::function<void(const HostInfo&)> callback) {
+    actors_->on_ready = std::move(callback);
+    return *this;
+}
+
+namespace {
+
+// One io thread and everything that runs on it.
+class Shard {
+  public:
+    using Factories = std::vector<std::pair<std::string, std::shared_ptr<core::ActorFactory>>>;
+    Shard(unsigned index, const Factories& factories, envoy::EnvoyConfig config)
+        : index_(index), config_(std::move(config)) {
+        registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_);
+        for (const auto& [name, factory] : factories)
+            registry_->register_actor(name, factory);
+        config_.prepopulate_actor_names = registry_->actor_names_metadata();
+    }
+
+    // `connected(index)` the first time the engine accepts this shard's connection; `ended(index,
+    // requested)` when the thread is about to end.
+    void start(std::function<void(unsigned)> connected, std::function<void(unsigned)> ended) {
+        thread_ = std::thread([this, connected = std::move(connected),
+                               ended = std::move(ended)]() mutable {
+            registry_->set_connection_observer([this, connected](bool up) {
+                if (up && !announced_) {
+                    announced_ = true;
+                    connected(index_);
+                }
+            });
+            handle_.emplace(envoy::start_envoy(io_.get_executor(), clock_, config_, registry_));
+            asio::co_spawn(
+                io_,
+                [this]() -> asio::awaitable<void> {
+                    co_await handle_->wait_stopped();
+                    io_.stop();
+                },
+                asio::detached);
+            io_.run();
+            ended(index_);
+        });
+    }
+
+    // Any thread.
+    void stop(bool immediate) {
+        asio::post(io_, [this, immediate] {
+            if (handle_)
+                handle_->shutdown(immediate);
+        });
+    }
+
+    void join() {
+        if (thread_.joinable())
+            thread_.join();
+    }
+
+  private:
+    unsigned index_;
+    bool announced_ = false;  // this thread only
+    envoy::EnvoyConfig config_;
+    asio::io_context io_{1};
+    rt::SteadyClock clock_{io_.get_executor()};
+    std::shared_ptr<core::registry::CoreRegistry> registry_;
+    std::optional<envoy::EnvoyHandle> handle_;
+    std::thread thread_;
+};
+
+}  // namespace
+
+struct RunningHost::State {
+    HostInfo info;
+    std::optional<host::LocalEngine> engine;
+    std::vector<std::unique_ptr<Shard>> shards;
+    std::function<void(const HostInfo&)> on_ready;
+    std::function<void()> on_ended;  // the last shard ended (set before start, used by run())
+
+    std::mutex mutex;
+    std::condition_variable cv;
+    unsigned connected = 0;
+    unsigned running = 0;
+    bool stop_requested = false;
+    bool ended_unasked = false;
+    bool waited = false;
+    int exit_code = 0;
+
+    void shard_connected(unsigned) {
+        bool all = false;
+        {
+            std::lock_guard lock(mutex);
+            all = ++connected == shards.size();
+        }
+        if (all) {
+            log::info("host ready", {{"endpoint", info.endpoint},
+                                     {"namespace", info.ns},
+                                     {"pool", info.pool},
+                                     {"threads", info.threads}});
+            if (on_ready)
+                on_ready(info);
+        }
+    }
+
+    void shard_ended(unsigned index) {
+        bool last = false;
+        bool stop_others = false;
+        {
+            std::lock_guard lock(mutex);
+            last = --running == 0;
+            if (!stop_requested) {
+                // An engine connection that ended on its own: the host does not go on with part of
+                // its threads; the others drain and the host reports the failure.
+                ended_unasked = true;
+                stop_requested = true;
+                stop_others = true;
+            }
+        }
+        if (stop_others) {
+            log::error("engine connection ended without a stop request; stopping the host",
+                       {{"thread", index}});
+            for (auto& s : shards)
+                s->stop(false);
+        }
+        if (last) {
+            std::function<void()> ended;
+            {
+                std::lock_guard lock(mutex);
+                ended = on_ended;
+            }
+            cv.notify_all();
+            if (ended)
+                ended();
+        }
+    }
+
+    void stop(bool immediate) {
+        {
+            std::lock_guard lock(mutex);
+            stop_requested = true;
+        }
+        for (auto& s : shards)
+            s->stop(immediate);
+    }
+
+    int wait() {
+        {
+            std::unique_lock lock(mutex);
+            if (waited)
+                return exit_code;
+            cv.wait(lock, [&] { return running == 0; });
+        }
+        for (auto& s : shards)
+            s->join();
+        if (engine) {
+            log::info("stopping local engine", {{"log", engine->log_path().string()}});
+            engine->stop();
+            engine.reset();
+        }
+        std::lock_guard lock(mutex);
+        waited = true;
+        exit_code = ended_unasked ? 1 : 0;
+        return exit_code;
+    }
+};
+
+RunningHost::RunningHost(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RunningHost::RunningHost(RunningHost&&) noexcept = default;
+RunningHost& RunningHost::operator=(RunningHost&&) noexcept = default;
+RunningHost::~RunningHost() {
+    if (state_) {
+        state_->stop(true);
+        state_->wait();
+    }
+}
+const HostInfo& RunningHost::info() const {
+    return state_->info;
+}
+void RunningHost::stop(bool immediate) {
+    state_->stop(immediate);
+}
+int RunningHost::wait() {
+    return state_->wait();
+}
+
+namespace {
+
+[[noreturn]] void fail(std::string code, std::string message) {
+    throw ErrorException(Error("host", std::move(code), std::move(message)));
+}
+
+// Everything up to the shards: the engine and the pool. Throws on failure.
+std::unique_ptr<RunningHost::State> prepare(const HostConfig& config) {
+    auto state = std::make_unique<RunningHost::State>();
+    const bool joined = config.endpoint.has_value();
+    auto endpoint = host::parse_endpoint(config.endpoint.value_or("http://127.0.0.1:6420"));
+    if (!endpoint.ok())
+        fail("invalid_endpoint", endpoint.error().message());
+    if (!joined && !host::engine_healthy(*endpoint)) {
+        const std::string binary = config.engine_binary.value_or(RIVETKIT_DEFAULT_ENGINE_BIN);
+        const auto data_dir = host::default_engine_data_dir();
+        log::info("starting local engine", {{"binary", binary}, {"data_dir", data_dir.string()}});
+        auto started = host::LocalEngine::start(binary, data_dir, *endpoint);
+        if (!started.ok())
+            fail("engine_start_failed",
+                 started.error().message() +
+                     " (set RIVET_ENGINE_BIN to a rivet-engine binary, or RIVET_ENDPOINT to a "
+                     "running engine; `bash scripts/deps.sh` installs the pinned one)");
+        state->engine.emplace(std::move(started).value());
+        state->info.local_engine_started = true;
+    } else if (!joined) {
+        log::info("reusing the engine already running", {{"endpoint", endpoint->text}});
+    }
+    if (Status pool = host::ensure_pool(*endpoint, config.ns, config.pool, config.token);
+        !pool.ok()) {
+        fail("pool_unavailable", "could not create pool '" + config.pool + "': " +
+                                     pool.error().to_string());
+    }
+    state->info.endpoint = endpoint->text;
+    state->info.ns = config.ns;
+    state->info.pool = config.pool;
+    state->info.threads =
+        config.threads != 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
+
+    // Actors calling other actors (rivetkit::client::actor_client) use this host's settings.
+    client::ClientConfig peers;
+    peers.endpoint = endpoint->text;
+    peers.ns = config.ns;
+    peers.token = config.token;
+    peers.pool = config.pool;
+    client::set_host_config(std::move(peers));
+    return state;
+}
+
+void launch(RunningHost::State& state, const Shard::Factories& factories,
+            std::function<void(const HostInfo&)> on_ready, const HostConfig& config) {
+    envoy::EnvoyConfig base;
+    base.endpoint = state.info.endpoint;
+    base.token = config.token;
+    base.namespace_name = state.info.ns;
+    base.pool_name = state.info.pool;
+    for (unsigned i = 0; i < state.info.threads; ++i)
+        state.shards.push_back(std::make_unique<Shard>(i, factories, base));
+    state.on_ready = std::move(on_ready);
+    state.running = state.info.threads;
+    for (auto& shard : state.shards) {
+        shard->start([&state](unsigned i) { state.shard_connected(i); },
+                     [&state](unsigned i) { state.shard_ended(i); });
+    }
+}
+
+}  // namespace
+
+RunningHost Registry::start(HostConfig config) {
+    auto state = prepare(config);
+    launch(*state, actors_->factories, actors_->on_ready, config);
+    return RunningHost(std::move(state));
+}
+
+int Registry::run(HostConfig config) {
+    std::unique_ptr<RunningHost::State> state;
+    try {
+        state = prepare(config);
+    } catch (const ErrorException& e) {
+        log::error("host could not start", {{"error", e.error().to_string()}});
+        return e.error().code() == "invalid_endpoint" ? 2 : 1;
+    }
+    asio::io_context io;
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    state->on_ended = [&io] { asio::post(io, [&io] { io.stop(); }); };
+    launch(*state, actors_->factories, actors_->on_ready, config);
+    RunningHost host(std::move(state));
+
+    int signals_seen = 0;
+    std::function<void(const boost::system::error_code&, int)> on_signal =
+        [&](const boost::system::error_code& ec, int signo) {
+            if (ec)
+                return;
+            ++signals_seen;
+            const bool immediate = signals_seen > 1;
+            log::info("signal received, draining", {{"signal", signo}, {"immediate", immediate}});
+            host.stop(immediate);
+            signals.async_wait(on_signal);
+        };
+    signals.async_wait(on_signal);
+    io.run();
+    const int code = host.wait();
+    log::info("rivetkit host exiting", {{"reason", signals_seen > 0 ? "signal" : "engine connection ended"}});
+    return signals_seen > 0 ? 0 : (code != 0 ? code : 1);
+}
+
+}  // namespace rivetkit

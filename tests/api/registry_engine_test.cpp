@@ -1,0 +1,104 @@
+// rivetkit::Registry (include/rivetkit/registry.hpp) on the real engine: a program's host with
+// several io threads registers one engine connection per thread, serves actors on all of them,
+// and stops cleanly; a bad endpoint is an error, not a hang.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "engine_harness.hpp"
+#include "rivetkit/registry.hpp"
+#include "rivetkit/rivetkit.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct HostTallyState {
+    std::int64_t count = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostTallyState, count)
+
+Actor<HostTallyState> host_tally() {
+    return Actor<HostTallyState>().action("add", [](ActionContext<HostTallyState>& c, std::int64_t n) {
+        return c.state().count += n;
+    });
+}
+
+std::size_t pool_envoy_count(EngineHarness& engine) {
+    auto r = engine.api("GET", "/envoys?namespace=default");
+    if (!r.ok() || r->status != 200)
+        return 0;
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || !j.contains("envoys") || !j["envoys"].is_array())
+        return 0;
+    return j["envoys"].size();
+}
+
+}  // namespace
+
+TEST(HostRegistry, EachThreadHoldsAnEngineConnectionAndServesActors) {
+    auto engine = EngineHarness::start();
+    ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+
+    Registry registry;
+    registry.use("tally", host_tally());
+    std::atomic<int> ready_calls{0};
+    std::atomic<unsigned> ready_threads{0};
+    registry.on_ready([&](const HostInfo& info) {
+        ready_threads = info.threads;
+        ++ready_calls;
+    });
+    HostConfig config;
+    config.endpoint = (*engine)->endpoint();
+    config.threads = 3;
+    RunningHost host = registry.start(config);  // also creates the pool
+    EXPECT_EQ(host.info().threads, 3u);
+    EXPECT_FALSE(host.info().local_engine_started);
+
+    // Poll: the engine has no notification for committed envoy registrations.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (pool_envoy_count(**engine) < 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(pool_envoy_count(**engine), 3u);
+
+    // Actors land on whichever connection the engine picks; every one answers.
+    for (int i = 0; i < 12; ++i) {
+        const std::string key = "t" + std::to_string(i);
+        for (int expected : {i + 1, 2 * (i + 1)}) {
+            auto r = http_request((*engine)->guard_port(), "POST",
+                                  gateway_target("tally", key, "/action/add"),
+                                  "{\"args\":[" + std::to_string(i + 1) + "]}",
+                                  {{"content-type", "application/json"}});
+            ASSERT_TRUE(r.ok()) << r.error().to_string();
+            EXPECT_EQ(r->body, "{\"output\":" + std::to_string(expected) + "}") << key;
+        }
+    }
+    EXPECT_EQ(ready_calls.load(), 1);
+    EXPECT_EQ(ready_threads.load(), 3u);
+
+    host.stop();
+    EXPECT_EQ(host.wait(), 0);
+    EXPECT_EQ(host.wait(), 0);  // waiting again returns the same result
+}
+
+TEST(HostRegistry, AnUnparsableEndpointIsAStructuredError) {
+    Registry registry;
+    registry.use("tally", host_tally());
+    HostConfig config;
+    config.endpoint = "not a url";
+    try {
+        (void)registry.start(config);
+        FAIL() << "start() accepted an unparsable endpoint";
+    } catch (const ErrorException& e) {
+        EXPECT_EQ(e.error().group(), "host");
+        EXPECT_EQ(e.error().code(), "invalid_endpoint");
+    }
+    EXPECT_EQ(registry.run(config), 2);
+}
+
+}  // namespace rivetkit::testing
