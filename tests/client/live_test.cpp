@@ -525,9 +525,7 @@ TEST(ClientReconnect, ConnectionSurvivesAnEngineRestart) {
 
 // The other direction of the protocol: this client against upstream's own TypeScript actor host.
 TEST(ClientOnTsHost, ActionsEventsAndErrors) {
-    EngineOptions options;
-    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
-    auto engine = EngineHarness::start(std::move(options));
+    auto engine = EngineHarness::start();
     ASSERT_TRUE(engine.ok()) << engine.error().to_string();
     ASSERT_TRUE((*engine)->create_pool("default").ok());
     const char* node_env = std::getenv("RIVET_NODE_BIN");

@@ -52,9 +52,7 @@ std::unique_ptr<ChildProcess> start_host(EngineHarness& engine) {
 }
 
 TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
-    EngineOptions options;
-    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
-    auto engine = EngineHarness::start(std::move(options));
+    auto engine = EngineHarness::start();
     ASSERT_TRUE(engine.ok()) << engine.error().to_string();
     ASSERT_TRUE((*engine)->create_pool("default").ok());
 
@@ -96,9 +94,7 @@ std::string node_binary() {
 // connection's next action wakes the actor on B, which restores the connection (same id, no new
 // open, the event still delivered) — hibernation across a process restart, not just a sleep.
 TEST(HostExecutable, HibernatableConnectionSurvivesAHostProcessRestart) {
-    EngineOptions options;
-    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
-    auto engine = EngineHarness::start(std::move(options));
+    auto engine = EngineHarness::start();
     ASSERT_TRUE(engine.ok()) << engine.error().to_string();
     ASSERT_TRUE((*engine)->create_pool("default").ok());
     auto host = start_host(**engine);
@@ -192,7 +188,6 @@ TEST(HostExecutable, SqliteTransactionOpenAtAHostCrashLeavesTheDatabaseConsisten
     // The engine gives up a vanished envoy's actors after pegboard.envoy_lost_threshold (15 s by
     // default); shortened so the test does not wait it out.
     EngineOptions options;
-    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
     options.extra_env.emplace_back("RIVET__PEGBOARD__ENVOY_LOST_THRESHOLD", "3000");
     auto engine = EngineHarness::start(std::move(options));
     ASSERT_TRUE(engine.ok()) << engine.error().to_string();

@@ -202,13 +202,20 @@ Status EngineHarness::spawn() {
         "RIVET__FILE_SYSTEM__PATH=" + (root_ / "db").string(),
         "HOME=" + root_.string(),
         "PATH=/usr/bin:/bin",
+        // The engine sheds workflow pulls (down to 5 %) when CPU use passes 70-90 % of its budget,
+        // measured over the whole container's cgroup: a build or other tests beside it would
+        // starve actor creation (pegboard.route_resolve_query_timeout). A budget of 1000 cores
+        // switches that off; a test may still set its own value through extra_env.
+        "RIVET__RUNTIME__WORKER_CPU_MAX=1000000",
     };
     if (options_.gateway_v3) {
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__MODE=on");
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__PERCENTAGE=100");
     }
-    for (const auto& [k, v] : options_.extra_env)
+    for (const auto& [k, v] : options_.extra_env) {
+        std::erase_if(env, [&k](const std::string& e) { return e.starts_with(k + "="); });
         env.push_back(k + "=" + v);
+    }
     // RIVETKIT_ENGINE_LOG=<filter> passes a RUST_LOG filter through for debugging.
     if (const char* filter = std::getenv("RIVETKIT_ENGINE_LOG"))
         env.push_back(std::string("RUST_LOG=") + filter);

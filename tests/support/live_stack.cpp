@@ -6,9 +6,7 @@ Result<LiveStack> LiveStack::start(std::function<void(core::registry::CoreRegist
     EngineOptions options;
     // Engine defaults otherwise, including its in-process pub/sub fast path that drops tunnel
     // messages past 1024 queued per gateway: the envoy paces bursts so that a 100 x 1000
-    // broadcast arrives whole (EnvoyConfig::write_frames_per_second). The engine sheds work above ~80% CPU of the whole container, which a parallel build or
-    // the node client reaches on 2 cores.
-    options.extra_env.emplace_back("RIVET__RUNTIME__WORKER_CPU_MAX", "1000000");
+    // broadcast arrives whole (EnvoyConfig::write_frames_per_second).
     auto engine = EngineHarness::start(std::move(options));
     if (!engine.ok())
         return std::move(engine).error();
