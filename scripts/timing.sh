@@ -33,9 +33,9 @@ timing_summary() {
     local total=$((SECONDS - timing_start)) i
     echo "== timing (this run, $(nproc) cores)"
     for i in "${!timing_names[@]}"; do
-        printf '   %-20s %5d s\n' "${timing_names[$i]}" "${timing_secs[$i]}"
+        printf '   %-26s %5d s\n' "${timing_names[$i]}" "${timing_secs[$i]}"
     done
-    printf '   %-20s %5d s (%d min %d s)\n' total "$total" $((total / 60)) $((total % 60))
+    printf '   %-26s %5d s (%d min %d s)\n' total "$total" $((total / 60)) $((total % 60))
     local hits misses
     read -r hits misses < <(ccache_counts; echo "0 0")
     if [[ -n ${CCACHE_DISABLE:-} ]] || ! command -v ccache >/dev/null; then
