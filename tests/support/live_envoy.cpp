@@ -1,6 +1,5 @@
 #include "live_envoy.hpp"
 
-#include <charconv>
 
 #include "envoy/body_stream.hpp"
 #include "recording_callbacks.hpp"
@@ -89,20 +88,8 @@ asio::awaitable<HttpResponse> LiveCallbacks::fetch(EnvoyHandle, HttpRequest requ
             request.body.insert(request.body.end(), (*piece)->begin(), (*piece)->end());
         }
     }
-    response.status = 200;
-    response.headers = {{"x-pieces", std::to_string(pieces)},
-                        {"x-path", request.path},
-                        {"x-method", request.method},
-                        {"x-body-len", std::to_string(request.body.size())}};
-    std::string_view path = request.path;
-    if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
-        std::size_t n = 0;
-        auto digits = path.substr(pos + 5);
-        std::from_chars(digits.data(), digits.data() + digits.size(), n);
-        response.body = pattern_bytes(n);
-    } else {
-        response.body = request.body;
-    }
+    response = echo_response(request);
+    response.headers.insert(response.headers.begin(), {"x-pieces", std::to_string(pieces)});
     update([&](State& s) { s.requests.emplace_back(request.path, request.body.size()); });
     co_return response;
 }

@@ -54,6 +54,24 @@ Bytes pattern_bytes(std::size_t n) {
     return out;
 }
 
+HttpResponse echo_response(const HttpRequest& request) {
+    HttpResponse response;
+    response.status = 200;
+    response.headers = {{"x-path", request.path},
+                        {"x-method", request.method},
+                        {"x-body-len", std::to_string(request.body.size())}};
+    std::string_view path = request.path;
+    if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
+        std::size_t n = 0;
+        auto digits = path.substr(pos + 5);
+        std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        response.body = pattern_bytes(n);
+    } else {
+        response.body = request.body;
+    }
+    return response;
+}
+
 void RecordingCallbacks::on_connect(EnvoyHandle) {
     ++connects;
     changed->notify_one();
@@ -103,20 +121,7 @@ asio::awaitable<HttpResponse> RecordingCallbacks::fetch(EnvoyHandle, HttpRequest
             changed_now->notify_one();
         }
     }
-    HttpResponse response;
-    response.status = 200;
-    response.headers = {{"x-path", request.path},
-                        {"x-method", request.method},
-                        {"x-body-len", std::to_string(request.body.size())}};
-    std::string_view path = request.path;
-    if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
-        std::size_t n = 0;
-        auto digits = path.substr(pos + 5);
-        std::from_chars(digits.data(), digits.data() + digits.size(), n);
-        response.body = pattern_bytes(n);
-    } else {
-        response.body = request.body;
-    }
+    HttpResponse response = echo_response(request);
     requests.push_back(std::move(request));
     changed->notify_one();
     co_return response;

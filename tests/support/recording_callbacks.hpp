@@ -76,4 +76,8 @@ boost::asio::awaitable<bool> wait_until(rt::Clock& clock, rt::Notify& changed,
 
 Bytes pattern_bytes(std::size_t n);
 
+// The test handlers' answer: 200 with x-path / x-method / x-body-len, and as body either
+// pattern_bytes(N) for a path containing "/big/N" or the request body echoed.
+HttpResponse echo_response(const HttpRequest& request);
+
 }  // namespace rivetkit::envoy::testing
