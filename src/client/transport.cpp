@@ -1,6 +1,7 @@
 #include "client/transport.hpp"
 
 #include <fmt/format.h>
+#include <netinet/tcp.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -202,6 +203,13 @@ asio::awaitable<WsRead> WsStream::read() {
     impl_->buffer.clear();
     auto [err, n] = co_await ws.async_read(impl_->buffer, use_tuple);
     (void)n;
+#ifdef TCP_QUICKACK
+    // The engine writes small frames back to back with Nagle on: a delayed ACK from here would
+    // hold its next frame ~40 ms. Linux clears the flag as it likes, so it is set per read.
+    boost::system::error_code ignored;
+    beast::get_lowest_layer(ws).socket().set_option(
+        asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_QUICKACK>(true), ignored);
+#endif
     WsRead out;
     if (err == websocket::error::closed) {
         out.kind = WsRead::Kind::closed;

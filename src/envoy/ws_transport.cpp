@@ -15,6 +15,8 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <netinet/tcp.h>
+
 #include <mutex>
 #include <type_traits>
 
@@ -131,6 +133,7 @@ class WebSocketTransport final : public Transport {
         buffer_.clear();
         auto [err, n] = co_await ws_.async_read(buffer_, use_tuple);
         (void)n;
+        ack_now();
         TransportRead out;
         if (err == websocket::error::closed) {
             out.kind = TransportRead::Kind::closed;
@@ -175,6 +178,18 @@ class WebSocketTransport final : public Transport {
     }
 
   private:
+    // The engine writes small frames back to back without TCP_NODELAY: after a frame that
+    // needs no answer (a KV response), our delayed ACK held its next frame (the next request)
+    // ~40 ms — one stall per state save. Linux clears TCP_QUICKACK as it likes, so it is set
+    // after every read.
+    void ack_now() noexcept {
+#ifdef TCP_QUICKACK
+        boost::system::error_code ignored;
+        beast::get_lowest_layer(ws_).socket().set_option(
+            asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_QUICKACK>(true), ignored);
+#endif
+    }
+
     // SNI and peer verification (chain + host name by OpenSSL itself, so a mismatch has its own
     // verify result), then the TLS handshake.
     asio::awaitable<Status> tls_handshake(const std::string& host)

@@ -115,6 +115,8 @@ struct ActorContextInner {
     std::size_t in_flight_writes = 0;
     std::size_t tracked_persists = 0;
     bool persist_busy = false;
+    bool background_save_in_flight = false;
+    bool last_background_save_ok = true;
     std::optional<rt::JoinHandle<void>> debounced_persist;
 
     // Work tracking (sleep.cpp).
@@ -316,8 +318,16 @@ class ActorContext {
     // A background persist of [1] that wait_for_pending_state_writes() awaits.
     void persist_now_tracked(std::string_view description) const;
     Task<void> wait_for_pending_state_writes() const;
+    // Writes of [1] and connections run one at a time: a save waits for the one before it.
     Task<Status> save_state_with_revision(std::vector<StateDelta> deltas,
                                           std::uint64_t revision) const;
+    // The save tick's write, off the actor's loop: actions keep running while the KV write is
+    // with the engine. One at a time; when it ends, a save still requested (or a failed one)
+    // is asked for again through the lifecycle events. wait_for_pending_state_writes() awaits it.
+    void save_state_in_background(std::vector<StateDelta> deltas, std::uint64_t revision) const;
+    bool background_save_in_flight() const noexcept { return p_->background_save_in_flight; }
+    // Waits for the background save in flight, if any; false when that write failed.
+    Task<bool> wait_for_background_save() const;
 
     // MARK: work tracking, sleep and destroy (sleep.cpp)
     CanSleep can_sleep() const;
@@ -447,6 +457,8 @@ class ActorContext {
     void record_inspector_signal(InspectorSignal signal) const;
 
   private:
+    Task<Status> save_state_exclusive(std::vector<StateDelta> deltas,
+                                      std::uint64_t revision) const;
     template <typename T>
     static Task<T> keep_awake_impl(ActorContext self, Task<T> fut) {
         WorkRegion region = self.keep_awake_region();

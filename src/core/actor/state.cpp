@@ -307,6 +307,53 @@ boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
     std::vector<StateDelta> deltas, std::uint64_t revision) const {
     ActorContext self = *this;
     auto& s = *self.p_;
+    while (s.persist_busy)
+        co_await s.save_progress.notified();
+    s.persist_busy = true;
+    Status result = co_await self.save_state_exclusive(std::move(deltas), revision);
+    s.persist_busy = false;
+    s.save_progress.notify_waiters();
+    co_return result;
+}
+
+namespace {
+boost::asio::awaitable<void> background_save(ActorContext ctx, std::vector<StateDelta> deltas,
+                                             std::uint64_t revision) {
+    auto& s = *ctx.inner();
+    Status saved = co_await ctx.save_state_with_revision(std::move(deltas), revision);
+    s.background_save_in_flight = false;
+    s.last_background_save_ok = saved.ok();
+    --s.tracked_persists;
+    s.save_progress.notify_waiters();
+    if (!saved.ok()) {
+        log::error("actor state save failed",
+                   {{"actor_id", s.actor_id}, {"error", saved.error().to_string()}});
+        ctx.send_lifecycle_event(LifecycleEvent::save_requested(true));
+    } else if (s.save_requested) {
+        // A request that arrived while the write was in flight moved the revision on.
+        ctx.send_lifecycle_event(LifecycleEvent::save_requested(s.save_requested_immediate));
+    }
+}
+}  // namespace
+
+boost::asio::awaitable<bool> ActorContext::wait_for_background_save() const {
+    auto inner = p_;
+    while (inner->background_save_in_flight)
+        co_await inner->save_progress.notified();
+    co_return inner->last_background_save_ok;
+}
+
+void ActorContext::save_state_in_background(std::vector<StateDelta> deltas,
+                                            std::uint64_t revision) const {
+    p_->background_save_in_flight = true;
+    ++p_->tracked_persists;
+    rt::spawn(p_->executor, background_save(*this, std::move(deltas), revision));
+}
+
+boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<StateDelta> deltas,
+                                                                  std::uint64_t revision) const {
+    ActorContext self = *this;
+    auto& s = *self.p_;
     auto prepared_result = prepare_save(s, std::move(deltas));
     if (!prepared_result.ok())
         co_return std::move(prepared_result).error();

@@ -176,7 +176,8 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                 break;
             }
             case 6:
-                co_await on_state_save_tick();
+                state_save_deadline.reset();
+                (void)co_await begin_state_save();
                 break;
             case 7:
                 co_await on_inspector_serialize_state_tick();
@@ -421,10 +422,22 @@ void ActorTask::sync_inspector_serialize_deadline() {
 }
 
 boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
+    if (!co_await begin_state_save())
+        co_return;
+    const bool saved = co_await ctx.wait_for_background_save();
+    if (ctx.save_requested())
+        schedule_state_save(!saved || ctx.save_requested_immediate());
+}
+
+// Serializes on the loop and hands the write to save_state_in_background: the loop goes on
+// serving actions while the KV write is with the engine. False when no write was started.
+boost::asio::awaitable<bool> ActorTask::begin_state_save() {
     state_save_deadline.reset();
     inspector_serialize_state_deadline.reset();
     if (!accepts_ticks(lifecycle) || !ctx.save_requested())
-        co_return;
+        co_return false;
+    if (ctx.background_save_in_flight())
+        co_return false;  // its end asks for the next save
     const std::uint64_t revision = ctx.save_request_revision();
     auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
     Status sent = ctx.try_send_actor_event(
@@ -433,7 +446,7 @@ boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
         log::warn("failed to enqueue save tick",
                   {{"actor_id", ctx.actor_id()}, {"error", sent.error().to_string()}});
         schedule_state_save(true);
-        co_return;
+        co_return false;
     }
     auto answer = co_await rx.recv();
     Result<std::vector<StateDelta>> deltas =
@@ -444,23 +457,14 @@ boost::asio::awaitable<void> ActorTask::on_state_save_tick() {
                    {{"actor_id", ctx.actor_id()}, {"error", deltas.error().to_string()}});
         schedule_state_save(true);
         sync_inspector_serialize_deadline();
-        co_return;
+        co_return false;
     }
     log::debug("actor serializeState completed", {{"actor_id", ctx.actor_id()},
                                                   {"reason", "save"},
                                                   {"delta_count", deltas.value().size()},
                                                   {"save_request_revision", revision}});
-    Status saved = co_await ctx.save_state_with_revision(std::move(deltas).value(), revision);
-    if (!saved.ok()) {
-        log::error("actor state save failed",
-                   {{"actor_id", ctx.actor_id()}, {"error", saved.error().to_string()}});
-        schedule_state_save(true);
-        sync_inspector_serialize_deadline();
-        co_return;
-    }
-    // A request that arrived while the reply was in flight moved the revision on.
-    if (ctx.save_requested())
-        schedule_state_save(ctx.save_requested_immediate());
+    ctx.save_state_in_background(std::move(deltas).value(), revision);
+    co_return true;
 }
 
 boost::asio::awaitable<void> ActorTask::on_inspector_serialize_state_tick() {

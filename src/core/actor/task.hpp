@@ -158,6 +158,8 @@ class ActorTask {
     // Registers a Stop reply, begins grace without draining dispatch, waits for grace to finish
     // (activity or deadline) and runs the guarded shutdown; returns what the Stop reply got.
     Task<Status> handle_stop(ShutdownKind reason);
+    // The save tick as upstream's tests drive it: serialize, write, and reschedule when a save
+    // is still requested. The live loop calls begin_state_save() and does not wait for the write.
     Task<void> on_state_save_tick();
     Task<void> on_inspector_serialize_state_tick();
     Task<Status> fire_due_alarms();
@@ -189,6 +191,7 @@ class ActorTask {
     };
 
     Task<LiveExit> run_live();
+    Task<bool> begin_state_save();
     Task<std::optional<LiveExit>> serve_lifecycle(LifecycleCommand command);
     std::optional<LiveExit> serve_event(LifecycleEvent event);
     Task<std::optional<LiveExit>> begin_stop(ShutdownKind reason, rt::OneshotSender<Status> reply,

@@ -259,5 +259,122 @@ TEST(ActorTask, hibernation_transport_updates_flush_only_on_save_tick) {
     }());
 }
 
+// Not an upstream twin: the live loop hands the save tick's KV write to a background task, so
+// an action that arrives while the engine holds the write is answered without waiting for it.
+// Writes stay one at a time, and a save requested meanwhile is written after the first.
+class GatedKv final : public KvBackend {
+  public:
+    std::string_view label() const noexcept override { return "gated"; }
+    Task<Result<std::vector<std::optional<Bytes>>>> batch_get(std::vector<Bytes> keys) override {
+        return inner.batch_get(std::move(keys));
+    }
+    Task<Status> batch_put(std::vector<KvEntry> entries) override {
+        return inner.batch_put(std::move(entries));
+    }
+    Task<Status> batch_delete(std::vector<Bytes> keys) override {
+        return inner.batch_delete(std::move(keys));
+    }
+    Task<Status> delete_range(Bytes start, Bytes end) override {
+        return inner.delete_range(std::move(start), std::move(end));
+    }
+    Task<Result<std::vector<KvEntry>>> list_prefix(Bytes prefix, ListOpts opts) override {
+        return inner.list_prefix(std::move(prefix), opts);
+    }
+    Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end, ListOpts opts) override {
+        return inner.list_range(std::move(start), std::move(end), opts);
+    }
+    Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) override {
+        ++started;
+        ++in_flight;
+        max_in_flight = std::max(max_in_flight, in_flight);
+        while (held)
+            co_await released.notified();
+        Status result = co_await inner.apply_batch(std::move(puts), std::move(deletes));
+        --in_flight;
+        co_return result;
+    }
+    void release() {
+        held = false;
+        released.notify_waiters();
+    }
+
+    InMemoryKv inner;
+    bool held = false;
+    std::size_t started = 0;
+    std::size_t in_flight = 0;
+    std::size_t max_in_flight = 0;
+    rt::Notify released;
+};
+
+TEST(ActorTaskSave, actions_are_answered_while_the_save_tick_write_is_in_flight) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    auto ctx = new_with_kv(rt, "actor-bg-save", "task-bg-save", kv);
+    auto ticks = std::make_shared<std::size_t>(0);
+    ActorConfig config;
+    config.state_save_interval = 50ms;
+    auto factory = make_factory(config, [ticks](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* a = std::get_if<event::Action>(&*ev)) {
+                a->reply.send(std::move(a->args));
+            } else if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason != SerializeStateReason::Save)
+                    continue;
+                ++*ticks;
+                std::vector<StateDelta> deltas{
+                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)})};
+                s->reply.send(std::move(deltas));
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-bg-save", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::size_t writes_at_start = kv->started;
+
+        kv->held = true;
+        ctx.request_save({});
+        co_await rt.clock().advance(50ms);
+        for (int i = 0; i < 20 && kv->in_flight == 0; ++i)
+            co_await rt::yield_now();
+        // The save tick's write is with the KV.
+        CO_ASSERT(kv->in_flight == 1u);
+
+        auto [tx, rx] = rt::oneshot<Result<Bytes>>();
+        DispatchCommand command = dispatch::Action{"echo", Bytes{42},
+                                                   ConnHandle("conn", {}, {}, false), std::move(tx)};
+        EXPECT_TRUE(wired.dispatch_tx.send(std::move(command)));
+        auto recv = rx.recv();
+        auto answer = co_await rt::timeout(rt.clock(), 10ms, std::move(recv));
+        // Answered within 10 ms of virtual time: the action did not wait for the state write.
+        CO_ASSERT(answer.has_value() && answer->has_value());
+        EXPECT_EQ((*answer)->value(), Bytes{42});
+        EXPECT_EQ(kv->in_flight, 1u);
+
+        // A save requested while the first write is held starts no second write.
+        ctx.request_save({});
+        co_await rt.clock().advance(200ms);
+        EXPECT_EQ(kv->started, writes_at_start + 1);
+
+        kv->release();
+        co_await wait_for_count(rt.clock(), *ticks, 2);
+        for (int i = 0; i < 20 && kv->started < writes_at_start + 2; ++i)
+            co_await rt::yield_now();
+        EXPECT_EQ(kv->started, writes_at_start + 2);
+        EXPECT_EQ(kv->max_in_flight, 1u);
+        co_await wait_for_state(ctx, 2);
+
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+        EXPECT_TRUE(joined.value().ok());
+    }());
+}
+
 }  // namespace
 }  // namespace rivetkit::core::test
