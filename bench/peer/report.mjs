@@ -1,10 +1,28 @@
 // Prints the peer benchmark's result files side by side, with C++/TS ratios, and — given the run
 // of rivetkit-host with one io thread — how each measure scales with the host's threads.
-//   node report.mjs ts.json cpp.json [cpp-1-thread.json]
+//   node report.mjs ts.json[,ts2.json...] cpp.json[,cpp2.json...] [cpp-1-thread.json]
+// Several files for a host (rounds) are merged into each measure's median.
 import fs from "node:fs";
 import os from "node:os";
 
-const [ts, cpp, one] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+const median = (values) => {
+    const v = values.filter((x) => typeof x === "number" && !Number.isNaN(x)).sort((a, b) => a - b);
+    if (!v.length) return values[0];
+    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+const load = (list) => {
+    const runs = list.split(",").map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+    if (runs.length === 1) return { ...runs[0], rounds: 1 };
+    const results = runs[0].results.map((first) => {
+        const all = runs.map((r) => r.results.find((x) => x.name === first.name)).filter(Boolean);
+        const merged = { ...first };
+        for (const [k, v] of Object.entries(first))
+            if (typeof v === "number") merged[k] = median(all.map((x) => x[k]));
+        return merged;
+    });
+    return { ...runs[0], results, rounds: runs.length };
+};
+const [ts, cpp, one] = process.argv.slice(2).map(load);
 const byName = new Map(cpp.results.map((r) => [r.name, r]));
 const oneByName = new Map((one?.results ?? []).map((r) => [r.name, r]));
 const fmt = (v, digits = 1) =>
@@ -35,4 +53,5 @@ for (const r of rows) while (r.length < header.length) r.push("");
 console.log(`| ${header.join(" | ")} |`);
 console.log(`|${header.map(() => "---").join("|")}|`);
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);
-console.log(`\n(${ts.quick ? "quick" : "full"} run; CPU from /proc/<pid>/stat at 10 ms resolution)`);
+const rounds = ts.rounds > 1 ? `; medians of ${ts.rounds} alternating rounds per host` : "";
+console.log(`\n(${ts.quick ? "quick" : "full"} run${rounds}; CPU from /proc/<pid>/stat at 10 ms resolution)`);

@@ -4,7 +4,12 @@
 # (one after the other, same machine, same invocation), driven by the official TypeScript client
 # (driver.mjs). Prints a side-by-side table with C++/TS ratios (report.mjs); see bench/README.md.
 #
-#   bash bench/peer/run.sh [--quick]
+#   bash bench/peer/run.sh [--quick] [--rounds N]
+#
+# With N rounds the TS host and rivetkit-host alternate N times (ts cpp, cpp ts, ...), each on a
+# fresh engine, and the table shows each measure's median over the rounds: the engine's CPU per
+# operation drifts between runs minutes apart, so one run per host cannot rank engine cost.
+# The one-thread run happens once. Default: 1 round with --quick, 3 otherwise.
 #
 # Env: RIVETKIT_HOST_BIN (default: builds build/release/examples/host/rivetkit-host),
 #      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results.
@@ -14,7 +19,16 @@ source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
 quick=()
-[[ ${1:-} == --quick ]] && quick=(--quick)
+rounds=""
+while (($#)); do
+    case $1 in
+        --quick) quick=(--quick) ;;
+        --rounds) rounds=$2; shift ;;
+        *) echo "usage: run.sh [--quick] [--rounds N]" >&2; exit 2 ;;
+    esac
+    shift
+done
+[[ -n $rounds ]] || { ((${#quick[@]})) && rounds=1 || rounds=3; }
 
 host_bin="${RIVETKIT_HOST_BIN:-}"
 if [[ -z $host_bin ]]; then
@@ -68,8 +82,15 @@ run_one() {
     engine_stop
 }
 
-run_one ts '^ready$' node tests/interop/js/ts_host.mjs
-run_one cpp "endpoint:" "$host_bin"
+run_ts() { run_one "ts$1" '^ready$' node tests/interop/js/ts_host.mjs; }
+run_cpp() { run_one "cpp$1" "endpoint:" "$host_bin"; }
+ts_files="" cpp_files=""
+for ((r = 1; r <= rounds; r++)); do
+    echo "peer: round $r of $rounds" >&2
+    if ((r % 2)); then run_ts "-$r"; run_cpp "-$r"; else run_cpp "-$r"; run_ts "-$r"; fi
+    ts_files+="${ts_files:+,}$tmp/ts-$r.json"
+    cpp_files+="${cpp_files:+,}$tmp/cpp-$r.json"
+done
 # The same host on one io thread: how throughput scales with --threads (default: one per core).
 run_one cpp1 "endpoint:" "$host_bin" --threads 1
-node "$here/report.mjs" "$tmp/ts.json" "$tmp/cpp.json" "$tmp/cpp1.json"
+node "$here/report.mjs" "$ts_files" "$cpp_files" "$tmp/cpp1.json"
