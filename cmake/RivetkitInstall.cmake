@@ -28,7 +28,8 @@ set(rivetkit_install_targets
     rivetkit_core core
     rivetkit_api rivetkit
     rivetkit_client client
-    rivetkit_host host)
+    rivetkit_host host
+    rivetkit_testing testing)
 
 set(rivetkit_export_list)
 list(LENGTH rivetkit_install_targets n)
@@ -74,13 +75,28 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/generated/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     FILES_MATCHING PATTERN "*.hpp")
 
+# The pinned engine, so a program built against the package can start a local engine with no
+# endpoint given (rivetkit::Registry; the package config tells the program where it is).
+set(RIVETKIT_ENGINE_BIN_SOURCE
+    "${PROJECT_SOURCE_DIR}/.deps/npm/node_modules/@rivetkit/engine-cli-linux-x64-musl/rivet-engine"
+    CACHE FILEPATH "The rivet-engine binary cmake --install copies into libexec/rivetkit")
+set(RIVETKIT_INSTALL_ENGINE_DIR ${CMAKE_INSTALL_LIBEXECDIR}/rivetkit)
+if(EXISTS "${RIVETKIT_ENGINE_BIN_SOURCE}")
+    install(PROGRAMS "${RIVETKIT_ENGINE_BIN_SOURCE}"
+        DESTINATION ${RIVETKIT_INSTALL_ENGINE_DIR} RENAME rivet-engine)
+else()
+    message(STATUS "rivetkit: no engine binary at ${RIVETKIT_ENGINE_BIN_SOURCE} "
+                   "(scripts/deps.sh installs it); cmake --install will not include one")
+endif()
+
 set(rivetkit_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/rivetkit)
 install(EXPORT rivetkitTargets
     NAMESPACE rivetkit::
     DESTINATION ${rivetkit_cmake_dir})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/rivetkitConfig.cmake.in
     ${PROJECT_BINARY_DIR}/rivetkitConfig.cmake
-    INSTALL_DESTINATION ${rivetkit_cmake_dir})
+    INSTALL_DESTINATION ${rivetkit_cmake_dir}
+    PATH_VARS RIVETKIT_INSTALL_ENGINE_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/rivetkitConfigVersion.cmake
     VERSION ${PROJECT_VERSION}
     COMPATIBILITY SameMinorVersion)

@@ -42,8 +42,9 @@ struct HostConfig {
     std::string pool = "default";
     // io threads, each with its own engine connection. RIVET_THREADS; 0: one per core.
     unsigned threads = 0;
-    // The engine binary started when no endpoint is given. RIVET_ENGINE_BIN; unset: the pinned
-    // binary of this source tree's scripts/deps.sh.
+    // The engine binary started when no endpoint is given. RIVET_ENGINE_BIN; unset: the one
+    // installed with the package (cmake --install puts it in libexec/rivetkit), else the pinned
+    // binary of the source tree the library was built in.
     std::optional<std::string> engine_binary;
 
     // The fields above from their environment variables (unset or empty ones keep the default).
@@ -60,6 +61,19 @@ struct HostInfo {
 };
 
 class RunningHost;
+
+namespace detail {
+// Where the package's engine is, as the program's build saw it (find_package(rivetkit) sets
+// RIVETKIT_PACKAGE_ENGINE_BIN for programs linking rivetkit::host).
+void register_package_engine_binary(const char* path);
+}  // namespace detail
+
+#ifdef RIVETKIT_PACKAGE_ENGINE_BIN
+namespace {
+[[maybe_unused]] const bool rivetkit_package_engine_registered =
+    (::rivetkit::detail::register_package_engine_binary(RIVETKIT_PACKAGE_ENGINE_BIN), true);
+}  // namespace
+#endif
 
 class Registry {
   public:

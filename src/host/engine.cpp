@@ -11,6 +11,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -108,6 +110,62 @@ Status ensure_pool(const Endpoint& endpoint, const std::string& ns, const std::s
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+}
+
+namespace {
+std::mutex& package_engine_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::optional<std::string>& package_engine_path() {
+    static std::optional<std::string> path;
+    return path;
+}
+bool executable(const std::filesystem::path& p) {
+    return ::access(p.c_str(), X_OK) == 0;
+}
+}  // namespace
+
+void set_package_engine_binary(std::string path) {
+    std::lock_guard lock(package_engine_mutex());
+    package_engine_path() = std::move(path);
+}
+
+Result<std::filesystem::path> find_engine_binary(
+    const std::optional<std::string>& explicit_binary) {
+    if (explicit_binary) {
+        if (executable(*explicit_binary))
+            return std::filesystem::path(*explicit_binary);
+        return host_error("engine_missing",
+                          "RIVET_ENGINE_BIN (or HostConfig::engine_binary) is not an executable: " +
+                              *explicit_binary);
+    }
+    std::vector<std::filesystem::path> tried;
+    {
+        std::lock_guard lock(package_engine_mutex());
+        if (package_engine_path())
+            tried.emplace_back(*package_engine_path());
+    }
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        tried.push_back(self.parent_path().parent_path() / "libexec" / "rivetkit" /
+                        "rivet-engine");
+#ifdef RIVETKIT_DEFAULT_ENGINE_BIN
+    tried.emplace_back(RIVETKIT_DEFAULT_ENGINE_BIN);
+#endif
+    std::string places;
+    for (const auto& candidate : tried) {
+        if (executable(candidate))
+            return candidate;
+        places += "\n  " + candidate.string();
+    }
+    return host_error(
+        "engine_missing",
+        "no Rivet Engine binary found; looked in:" + places +
+            "\nInstall rivetkit-cpp with `cmake --install` (it installs the pinned engine beside "
+            "the library), set RIVET_ENGINE_BIN to a rivet-engine 2.3.19 binary (npm package "
+            "@rivetkit/engine-cli), or set RIVET_ENDPOINT to an engine that is already running");
 }
 
 std::filesystem::path default_engine_data_dir() {

@@ -62,6 +62,16 @@ class LocalEngine {
 
 bool engine_healthy(const Endpoint& endpoint);
 
+// The engine binary to start, first match: `explicit_binary` (HostConfig::engine_binary /
+// RIVET_ENGINE_BIN), the one installed with the package (registered by rivetkit/registry.hpp in
+// the program's own code), libexec/rivetkit/rivet-engine beside this executable's bin/, and the
+// pinned one of the source tree this library was built in. Error host/engine_missing lists the
+// places tried and how to get a binary.
+Result<std::filesystem::path> find_engine_binary(const std::optional<std::string>& explicit_binary);
+
+// The package's engine path as seen from the program (see registry.hpp). Any thread, any time.
+void set_package_engine_binary(std::string path);
+
 // $XDG_DATA_HOME/rivetkit-cpp/engine, else ~/.local/share/rivetkit-cpp/engine.
 std::filesystem::path default_engine_data_dir();
 

@@ -39,6 +39,13 @@ std::optional<std::string> env(const char* name) {
 
 }  // namespace
 
+namespace detail {
+void register_package_engine_binary(const char* path) {
+    if (path != nullptr && *path != '\0')
+        host::set_package_engine_binary(path);
+}
+}  // namespace detail
+
 HostConfig HostConfig::from_env() {
     HostConfig c;
     c.endpoint = env("RIVET_ENDPOINT");
@@ -270,15 +277,18 @@ std::unique_ptr<RunningHost::State> prepare(const HostConfig& config) {
     if (!endpoint.ok())
         fail("invalid_endpoint", endpoint.error().message());
     if (!joined && !host::engine_healthy(*endpoint)) {
-        const std::string binary = config.engine_binary.value_or(RIVETKIT_DEFAULT_ENGINE_BIN);
+        auto binary = host::find_engine_binary(config.engine_binary);
+        if (!binary.ok())
+            fail("engine_missing", binary.error().message());
         const auto data_dir = host::default_engine_data_dir();
-        log::info("starting local engine", {{"binary", binary}, {"data_dir", data_dir.string()}});
-        auto started = host::LocalEngine::start(binary, data_dir, *endpoint);
+        log::info("starting local engine",
+                  {{"binary", binary->string()}, {"data_dir", data_dir.string()}});
+        auto started = host::LocalEngine::start(*binary, data_dir, *endpoint);
         if (!started.ok())
             fail("engine_start_failed",
                  started.error().message() +
                      " (set RIVET_ENGINE_BIN to a rivet-engine binary, or RIVET_ENDPOINT to a "
-                     "running engine; `bash scripts/deps.sh` installs the pinned one)");
+                     "running engine)");
         state->engine.emplace(std::move(started).value());
         state->info.local_engine_started = true;
     } else if (!joined) {

@@ -23,6 +23,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 
 #include "runtime/suspension.hpp"
 #include "runtime/wait_list.hpp"
@@ -83,6 +84,7 @@ struct TaskState {
     bool abort_requested = false;
     WaitList joiners;
     boost::asio::cancellation_signal abort_signal;
+    boost::asio::any_io_executor executor;
 
     void finish(Joined<T> joined) {
         result.emplace(std::move(joined));
@@ -140,6 +142,10 @@ public:
         if (st_->result || st_->abort_requested) return;
         st_->abort_requested = true;
         st_->abort_signal.emit(boost::asio::cancellation_type::terminal);
+        // Called from outside the io loop, co_spawn's handler posts the actual emit, which reads
+        // the signal. The task may end on its own before that runs; this post (behind it, same
+        // strand of a single-threaded loop) keeps the signal alive until then.
+        boost::asio::post(st_->executor, [st = st_] {});
     }
 
     // How the task ended. Join once: the result is moved out.
@@ -161,6 +167,7 @@ private:
 template <typename T>
 JoinHandle<T> spawn(boost::asio::any_io_executor executor, boost::asio::awaitable<T> body) {
     auto st = std::make_shared<detail::TaskState<T>>();
+    st->executor = executor;
     auto slot = st->abort_signal.slot();
     boost::asio::co_spawn(executor, detail::run_task<T>(st, std::move(body)),
                           boost::asio::bind_cancellation_slot(slot, boost::asio::detached));

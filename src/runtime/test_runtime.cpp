@@ -4,6 +4,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
+
+#include "runtime/outside_work.hpp"
 
 namespace asio = boost::asio;
 
@@ -52,12 +55,27 @@ std::size_t TestRuntime::poll_ready(const bool& done) {
 }
 
 void TestRuntime::drive(const bool& done) {
+    // Waits marked OutsideWork on this thread count here while this runtime drives it.
+    std::size_t*& counter = detail::outside_work_counter();
+    std::size_t* const previous = counter;
+    counter = &outside_work_;
+    struct Restore {
+        std::size_t*& counter;
+        std::size_t* previous;
+        ~Restore() { counter = previous; }
+    } restore{counter, previous};
     for (;;) {
         if (poll_ready(done) > 0 || done) {
             if (done) return;
             continue;
         }
         if (clock_.fire_due()) continue;
+        if (outside_work_ > 0) {
+            // A worker thread will post the completion: wait for it (no virtual time passes).
+            if (io_->stopped()) io_->restart();
+            io_->run_one_for(std::chrono::milliseconds(100));
+            continue;
+        }
         if (const auto& target = clock_.advance_target()) {
             auto next = clock_.next_deadline();
             if (next && *next <= *target) {

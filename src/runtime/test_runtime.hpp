@@ -10,7 +10,9 @@
 //  3. else, with auto-advance on (the default), time jumps to the next timer;
 //  4. else, throws DeadlockError: nothing can ever make progress.
 // So advance(d) returns only after every task made ready up to the new time has run. The driver
-// assumes no outside event sources (sockets, other threads) feed this io_context.
+// assumes no outside event sources (sockets, other threads) feed this io_context, except waits
+// marked rt::OutsideWork (runtime/outside_work.hpp): while one is pending and nothing is ready,
+// the driver blocks for the posted completion before it considers moving time.
 
 #include <memory>
 #include <optional>
@@ -85,6 +87,7 @@ private:
     VirtualClock clock_;
     std::unique_ptr<boost::asio::io_context> io_;
     bool auto_advance_;
+    std::size_t outside_work_ = 0;
 };
 
 }  // namespace rivetkit::rt

@@ -111,6 +111,9 @@ struct ActorContextInner {
     rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
     std::vector<std::function<void(const RequestSaveOpts&)>> request_save_hooks;
     std::set<std::string> pending_hibernation_updates;
+    // The actor state of a save whose write failed, written by the next save (unless that one
+    // carries a newer state).
+    std::optional<Bytes> unsaved_actor_state;
     std::set<std::string> pending_hibernation_removals;
     std::size_t in_flight_writes = 0;
     std::size_t tracked_persists = 0;

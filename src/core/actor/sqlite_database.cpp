@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "runtime/outside_work.hpp"
 
 namespace rivetkit::core::sqlite {
 
@@ -241,6 +242,7 @@ Database::Task<T> Database::on_worker(F work) {
         co_return std::optional<T>(work(session));
     };
     auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
+    rt::OutsideWork outside;
     std::optional<T> out = co_await std::move(op);
     co_return std::move(*out);
 }
@@ -253,6 +255,7 @@ Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string nam
         co_return Connection::open(name, store);
     };
     auto op = asio::co_spawn(strand, std::move(job), asio::use_awaitable);
+    rt::OutsideWork outside;
     auto conn = co_await std::move(op);
     if (!conn->ok())
         co_return std::move(*conn).error();
@@ -308,6 +311,7 @@ Database::Task<void> Database::close() {
         co_return;
     };
     auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
+    rt::OutsideWork outside;
     co_await std::move(op);
 }
 

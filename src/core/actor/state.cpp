@@ -27,6 +27,8 @@ struct PreparedSave {
     std::vector<Bytes> deletes;
     std::set<std::string> taken_updates;
     std::set<std::string> taken_removals;
+    std::set<std::string> explicit_updates;
+    std::set<std::string> explicit_removals;
 };
 
 }  // namespace
@@ -231,6 +233,15 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
                 break;
         }
     }
+    // A state handed over for a save that failed is still the newest unless this save brings
+    // a newer one: the runtime does not hand the same state over twice.
+    if (out.actor_state)
+        s.unsaved_actor_state.reset();
+    else if (s.unsaved_actor_state)
+        out.actor_state = std::exchange(s.unsaved_actor_state, std::nullopt);
+    for (const auto& [id, _] : explicit_updates)
+        out.explicit_updates.insert(id);
+    out.explicit_removals = explicit_removals;
     out.taken_updates = std::exchange(s.pending_hibernation_updates, {});
     out.taken_removals = std::exchange(s.pending_hibernation_removals, {});
     std::set<std::string> removals = out.taken_removals;
@@ -264,9 +275,14 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
     return out;
 }
 
+// After a failed write: what it carried is written by the next save.
 void restore_queues(ActorContextInner& s, PreparedSave& prepared) {
     s.pending_hibernation_updates.merge(prepared.taken_updates);
+    s.pending_hibernation_updates.merge(prepared.explicit_updates);
     s.pending_hibernation_removals.merge(prepared.taken_removals);
+    s.pending_hibernation_removals.merge(prepared.explicit_removals);
+    if (prepared.actor_state && !s.unsaved_actor_state)
+        s.unsaved_actor_state = std::move(prepared.actor_state);
 }
 
 void finish_save_request(ActorContextInner& s, std::uint64_t revision) {

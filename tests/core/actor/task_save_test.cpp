@@ -285,6 +285,10 @@ class GatedKv final : public KvBackend {
     }
     Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) override {
         ++started;
+        if (fail_next > 0) {
+            --fail_next;
+            co_return Error("kv", "injected_failure", "injected");
+        }
         ++in_flight;
         max_in_flight = std::max(max_in_flight, in_flight);
         while (held)
@@ -300,6 +304,7 @@ class GatedKv final : public KvBackend {
 
     InMemoryKv inner;
     bool held = false;
+    std::size_t fail_next = 0;
     std::size_t started = 0;
     std::size_t in_flight = 0;
     std::size_t max_in_flight = 0;
@@ -373,6 +378,55 @@ TEST(ActorTaskSave, actions_are_answered_while_the_save_tick_write_is_in_flight)
         auto joined = co_await run.join();
         CO_ASSERT(joined.is_ok());
         EXPECT_TRUE(joined.value().ok());
+    }());
+}
+
+// Not an upstream twin: the runtime hands a changed state over once (the typed API clears its
+// dirty flag when it serializes), so a save whose KV write fails must keep that state and write
+// it with the next save, which is asked for at once.
+TEST(ActorTaskSave, a_state_whose_write_failed_is_written_by_the_next_save) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    auto ctx = new_with_kv(rt, "actor-retry-save", "task-retry-save", kv);
+    auto handed_over = std::make_shared<bool>(false);
+    ActorConfig config;
+    config.state_save_interval = 50ms;
+    auto factory = make_factory(config, [handed_over](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                std::vector<StateDelta> deltas;
+                if (s->reason == SerializeStateReason::Save && !*handed_over) {
+                    *handed_over = true;
+                    deltas.push_back(StateDelta::actor_state(Bytes{7}));
+                }
+                s->reply.send(std::move(deltas));
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-retry-save", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::size_t writes_at_start = kv->started;
+        kv->fail_next = 1;
+        ctx.request_save({});
+        co_await rt.clock().advance(50ms);
+        for (int i = 0; i < 20 && kv->started < writes_at_start + 2; ++i)
+            co_await rt::yield_now();
+        EXPECT_TRUE(*handed_over);
+        EXPECT_EQ(kv->started, writes_at_start + 2) << "the failed write was retried at once";
+        auto stored = stored_actor(kv->inner);
+        CO_ASSERT(stored.has_value());
+        EXPECT_EQ(stored->state, Bytes{7});
+        EXPECT_FALSE(ctx.save_requested());
+
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
     }());
 }
 
