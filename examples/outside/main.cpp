@@ -1,7 +1,5 @@
-// A counter actor hosted by a program built outside rivetkit-cpp against the installed package
-// (find_package(rivetkit)). Configured by RIVET_ENDPOINT, RIVET_POOL, … (a local engine without
-// an endpoint); runs until SIGINT/SIGTERM.
-
+// A counter hosted by a program built outside rivetkit-cpp, against the installed package.
+// Without RIVET_ENDPOINT it starts the engine installed with the package; --help lists the rest.
 #include <rivetkit/registry.hpp>
 #include <rivetkit/rivetkit.hpp>
 
@@ -10,12 +8,11 @@ struct Counter {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Counter, count)
 
-int main() {
-    rivetkit::Registry registry;
-    registry.use("counter", rivetkit::Actor<Counter>().action(
-                                "increment", [](rivetkit::ActionContext<Counter>& c, std::int64_t n) {
-                                    c.broadcast("newCount", c.state().count += n);
-                                    return c.state().count;
-                                }));
-    return registry.run();
+int main(int argc, char** argv) {
+    auto counter = rivetkit::Actor<Counter>().action(
+        "increment", [](rivetkit::ActionContext<Counter>& c, std::int64_t n) {
+            c.broadcast("newCount", c.state().count += n);
+            return c.state().count;
+        });
+    return rivetkit::Registry().use("counter", counter).run(argc, argv);
 }

@@ -1,10 +1,10 @@
 #pragma once
 // A program that hosts actors: register them, then run.
 //
-//   int main() {
+//   int main(int argc, char** argv) {
 //       rivetkit::Registry registry;
 //       registry.use("counter", counter());
-//       return registry.run();  // until SIGINT/SIGTERM
+//       return registry.run(argc, argv);  // until SIGINT/SIGTERM; --help lists every setting
 //   }
 //
 // Configuration comes from the environment as upstream's hosts read it (HostConfig::from_env), or
@@ -92,6 +92,15 @@ class Registry {
 
     // Called once, from a host thread, when every engine connection is up.
     Registry& on_ready(std::function<void(const HostInfo&)> callback);
+    // A line or two about the program for --help (after the usage line).
+    Registry& describe(std::string text);
+
+    // run() with the command line over the environment: --endpoint, --token, --namespace,
+    // --pool, --threads, --engine-bin, --log-level, --log-format override the RIVET_* variables;
+    // --help prints every option and variable (and the registered actors), --version the
+    // versions. Logging is configured from RIVET_LOG_LEVEL / RIVET_LOG_FORMAT (info, logfmt by
+    // default: one line per actor start and stop). Exit code as run(), 2 for a bad argument.
+    int run(int argc, char** argv);
 
     // Serves until SIGINT or SIGTERM: the first drains (the engine stops every actor, their state
     // is saved), a second stops at once. Returns the process exit code: 0 after a signal, 1 when

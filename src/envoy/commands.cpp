@@ -149,7 +149,7 @@ void start_actor(EnvoyState& st, const ActorKey& key, proto::CommandStartActor s
     for (const auto& r : start.hibernating_requests)
         entry->listed_hibernating.push_back(TunnelId{r.gateway_id, r.request_id});
     st.actors.emplace(key, entry);
-    log::info(
+    log::debug(
         "actor starting",
         {{"actor_id", key.actor_id}, {"generation", key.generation}, {"name", start.config.name}});
     st.tasks.spawn(st.executor, run_actor_start(st.shared_from_this(), key, entry,
@@ -168,7 +168,7 @@ void stop_actor(EnvoyState& st, const ActorKey& key, StopReason reason) {
     if (entry->phase == ActorPhase::stopping)
         return;
     entry->phase = ActorPhase::stopping;
-    log::info("actor stopping", {{"actor_id", key.actor_id},
+    log::debug("actor stopping", {{"actor_id", key.actor_id},
                                  {"generation", key.generation},
                                  {"reason", to_string(reason)}});
     st.tasks.spawn(st.executor, run_actor_stop(st.shared_from_this(), key, entry, reason));

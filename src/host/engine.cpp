@@ -128,7 +128,10 @@ bool executable(const std::filesystem::path& p) {
 
 void set_package_engine_binary(std::string path) {
     std::lock_guard lock(package_engine_mutex());
-    package_engine_path() = std::move(path);
+    if (path.empty())
+        package_engine_path().reset();
+    else
+        package_engine_path() = std::move(path);
 }
 
 Result<std::filesystem::path> find_engine_binary(

@@ -69,7 +69,8 @@ bool engine_healthy(const Endpoint& endpoint);
 // places tried and how to get a binary.
 Result<std::filesystem::path> find_engine_binary(const std::optional<std::string>& explicit_binary);
 
-// The package's engine path as seen from the program (see registry.hpp). Any thread, any time.
+// The package's engine path as seen from the program (see registry.hpp); empty forgets it.
+// Any thread, any time.
 void set_package_engine_binary(std::string path);
 
 // $XDG_DATA_HOME/rivetkit-cpp/engine, else ~/.local/share/rivetkit-cpp/engine.

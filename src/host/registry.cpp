@@ -11,12 +11,14 @@
 #include <boost/asio/signal_set.hpp>
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/log.hpp"
+#include "base/version.hpp"
 #include "core/registry/registry.hpp"
 #include "envoy/envoy.hpp"
 #include "host/engine.hpp"
@@ -69,6 +71,7 @@ HostConfig HostConfig::from_env() {
 struct Registry::Actors {
     std::vector<std::pair<std::string, std::shared_ptr<core::ActorFactory>>> factories;
     std::function<void(const HostInfo&)> on_ready;
+    std::string description;
 };
 
 Registry::Registry() : actors_(std::make_shared<Actors>()) {}
@@ -84,6 +87,126 @@ Registry& Registry::use_factory(std::string name, std::shared_ptr<core::ActorFac
 Registry& Registry::on_ready(std::function<void(const HostInfo&)> callback) {
     actors_->on_ready = std::move(callback);
     return *this;
+}
+
+Registry& Registry::describe(std::string text) {
+    actors_->description = std::move(text);
+    return *this;
+}
+
+namespace {
+
+std::string program_name(const char* argv0) {
+    std::string_view name = argv0 != nullptr ? argv0 : "rivetkit-host";
+    if (auto slash = name.rfind('/'); slash != std::string_view::npos)
+        name.remove_prefix(slash + 1);
+    return std::string(name);
+}
+
+void print_usage(FILE* out, const std::string& program, const std::string& description,
+                 const std::vector<std::string>& actors) {
+    std::string names;
+    for (const auto& a : actors)
+        names += (names.empty() ? "" : ", ") + a;
+    std::fprintf(
+        out,
+        "usage: %s [options]\n"
+        "%s%s"
+        "Actors: %s\n"
+        "\n"
+        "Options (each overrides its environment variable):\n"
+        "  --endpoint URL    RIVET_ENDPOINT    the engine, http(s)://host:port. Unset: a local\n"
+        "                                      engine on http://127.0.0.1:6420, reused when one\n"
+        "                                      answers there, else started (and stopped at exit)\n"
+        "                                      with its data in $XDG_DATA_HOME/rivetkit-cpp/engine\n"
+        "  --token T         RIVET_TOKEN       the engine's admin token\n"
+        "  --namespace NS    RIVET_NAMESPACE   namespace (default: default)\n"
+        "  --pool P          RIVET_POOL        pool this host serves; created if missing\n"
+        "                                      (default: default)\n"
+        "  --threads N       RIVET_THREADS     io threads, each with its own engine connection\n"
+        "                                      (default 0: one per core)\n"
+        "  --engine-bin PATH RIVET_ENGINE_BIN  the engine binary to start (default: the one\n"
+        "                                      installed with rivetkit-cpp)\n"
+        "  --log-level L     RIVET_LOG_LEVEL   trace, debug, info (default), warn, error\n"
+        "  --log-format F    RIVET_LOG_FORMAT  logfmt (default) or json\n"
+        "  --version         the versions of this host, the engine it targets and the protocol\n"
+        "  --help            this text\n"
+        "\n"
+        "SIGINT or SIGTERM drains (the engine stops every actor, their state is saved), a\n"
+        "second one stops at once. Exit status: 0 after a signal, 1 when the host could not\n"
+        "start or lost the engine, 2 for a bad argument or configuration.\n",
+        program.c_str(), description.c_str(), description.empty() ? "" : "\n", names.c_str());
+}
+
+}  // namespace
+
+int Registry::run(int argc, char** argv) {
+    log::init_from_env();
+    const std::string program = program_name(argc > 0 ? argv[0] : nullptr);
+    std::vector<std::string> names;
+    for (const auto& [name, _] : actors_->factories)
+        names.push_back(name);
+    HostConfig config = HostConfig::from_env();
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg(argv[i]);
+        if (arg == "--help" || arg == "-h") {
+            print_usage(stdout, program, actors_->description, names);
+            return 0;
+        }
+        if (arg == "--version") {
+            std::printf("%s: rivetkit-cpp %s (Rivet Engine %s, envoy protocol v%u)\n",
+                        program.c_str(), kVersion, kEngineVersion, kEnvoyProtocolVersion);
+            return 0;
+        }
+        static constexpr std::string_view kValued[] = {
+            "--endpoint", "--token", "--namespace", "--pool", "--threads",
+            "--engine-bin", "--log-level", "--log-format"};
+        if (std::find(std::begin(kValued), std::end(kValued), arg) == std::end(kValued)) {
+            std::fprintf(stderr, "%s: unknown argument '%s' (--help lists the options)\n",
+                         program.c_str(), argv[i]);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "%s: %s needs a value\n", program.c_str(), argv[i]);
+            return 2;
+        }
+        std::string value = argv[++i];
+        if (arg == "--endpoint") {
+            config.endpoint = value;
+        } else if (arg == "--token") {
+            config.token = value;
+        } else if (arg == "--namespace") {
+            config.ns = value;
+        } else if (arg == "--pool") {
+            config.pool = value;
+        } else if (arg == "--engine-bin") {
+            config.engine_binary = value;
+        } else if (arg == "--log-level") {
+            auto level = log::parse_level(value);
+            if (!level) {
+                std::fprintf(stderr, "%s: --log-level is one of trace, debug, info, warn, error\n",
+                             program.c_str());
+                return 2;
+            }
+            log::set_level(*level);
+        } else if (arg == "--log-format") {
+            if (value != "logfmt" && value != "json") {
+                std::fprintf(stderr, "%s: --log-format is logfmt or json\n", program.c_str());
+                return 2;
+            }
+            log::set_format(value == "json" ? log::Format::json : log::Format::logfmt);
+        } else {
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+            if (end == value.c_str() || *end != '\0' || n > 1024) {
+                std::fprintf(stderr, "%s: --threads needs a number from 0 to 1024\n",
+                             program.c_str());
+                return 2;
+            }
+            config.threads = static_cast<unsigned>(n);
+        }
+    }
+    return run(std::move(config));
 }
 
 namespace {

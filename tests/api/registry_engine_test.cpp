@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine_harness.hpp"
+#include "host/engine.hpp"
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
 
@@ -99,6 +100,25 @@ TEST(HostRegistry, AnUnparsableEndpointIsAStructuredError) {
         EXPECT_EQ(e.error().code(), "invalid_endpoint");
     }
     EXPECT_EQ(registry.run(config), 2);
+}
+
+// The engine binary: an explicit one that is not there is an error naming it; with none given
+// the lookup ends at the source tree's pinned engine (scripts/deps.sh), and an error lists every
+// place it looked and how to get an engine.
+TEST(HostRegistry, TheEngineBinaryIsFoundOrTheErrorSaysWhereToGetOne) {
+    auto missing = host::find_engine_binary(std::string("/nonexistent/rivet-engine"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_TRUE(missing.error().is("host", "engine_missing"));
+    EXPECT_NE(missing.error().message().find("/nonexistent/rivet-engine"), std::string::npos);
+
+    auto found = host::find_engine_binary(std::nullopt);
+    ASSERT_TRUE(found.ok()) << found.error().to_string();
+    EXPECT_EQ(found->filename(), "rivet-engine");
+
+    host::set_package_engine_binary("/nonexistent/package/libexec/rivetkit/rivet-engine");
+    auto fallback = host::find_engine_binary(std::nullopt);
+    ASSERT_TRUE(fallback.ok()) << "a missing package engine falls through to the next place";
+    host::set_package_engine_binary("");
 }
 
 }  // namespace rivetkit::testing

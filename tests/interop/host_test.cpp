@@ -71,6 +71,17 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
     host->signal(SIGTERM);
     EXPECT_EQ(host->wait(60s), std::optional<int>(0)) << host->err();
     EXPECT_NE(host->err().find("rivetkit host exiting"), std::string::npos);
+    // Default (info) logs: one line as the actor starts, one as it stops; the lifecycle detail
+    // only with RIVET_LOG_LEVEL=debug.
+    auto count_of = [](const std::string& text, const std::string& needle) {
+        std::size_t n = 0;
+        for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(count_of(host->err(), "msg=\"actor started\""), 1u) << host->err();
+    EXPECT_EQ(count_of(host->err(), "msg=\"actor stopped\""), 1u) << host->err();
+    EXPECT_EQ(count_of(host->err(), "lifecycle transition"), 0u) << host->err();
 
     // The drained actor's state is read back by the next host process.
     auto again = start_host(**engine);
@@ -82,6 +93,25 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
     EXPECT_EQ(count->body, R"({"output":2})") << again->err();
     again->signal(SIGINT);
     EXPECT_EQ(again->wait(60s), std::optional<int>(0)) << again->err();
+}
+
+// --help lists every option with its environment variable; a wrong argument exits 2.
+TEST(HostExecutable, HelpListsEveryOptionAndItsVariable) {
+    auto help = ChildProcess::spawn({RIVETKIT_HOST_BIN, "--help"}, {});
+    ASSERT_TRUE(help.ok());
+    EXPECT_EQ((*help)->wait(30s), std::optional<int>(0));
+    const std::string text = (*help)->out();
+    for (const char* needle :
+         {"--endpoint", "RIVET_ENDPOINT", "--token", "RIVET_TOKEN", "--namespace",
+          "RIVET_NAMESPACE", "--pool", "RIVET_POOL", "--threads", "RIVET_THREADS", "--engine-bin",
+          "RIVET_ENGINE_BIN", "--log-level", "RIVET_LOG_LEVEL", "--log-format", "RIVET_LOG_FORMAT",
+          "--version", "counter, chatRoom, reminder, rateLimiter, ledger"}) {
+        EXPECT_NE(text.find(needle), std::string::npos) << needle << " missing from:\n" << text;
+    }
+    auto bad = ChildProcess::spawn({RIVETKIT_HOST_BIN, "--threads", "many"}, {});
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ((*bad)->wait(30s), std::optional<int>(2));
+    EXPECT_NE((*bad)->err().find("--threads needs a number"), std::string::npos) << (*bad)->err();
 }
 
 std::string node_binary() {

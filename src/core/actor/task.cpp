@@ -196,7 +196,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
 }
 
 void ActorTask::transition_to(LifecycleState next) {
-    log::info("actor lifecycle transition", {{"actor_id", ctx.actor_id()},
+    log::debug("actor lifecycle transition", {{"actor_id", ctx.actor_id()},
                                              {"old", lifecycle_state_name(lifecycle)},
                                              {"new", lifecycle_state_name(next)}});
     lifecycle = next;

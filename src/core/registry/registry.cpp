@@ -291,6 +291,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     metrics_of(instance->ctx).actor_started();
     log::info("actor started", {{"actor_id", actor_id},
                                 {"name", instance->name},
+                                {"key", instance->key},
                                 {"generation", static_cast<std::uint64_t>(start.generation)}});
     finish_starting();
     if (actor_observer_)
@@ -320,7 +321,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
                   {{"actor_id", stop.actor_id}, {"reason", envoy::to_string(stop.reason)}});
     }
     instance->stopping = reason;
-    log::info("stopping actor", {{"actor_id", stop.actor_id},
+    log::debug("stopping actor", {{"actor_id", stop.actor_id},
                                  {"reason", envoy::to_string(stop.reason)},
                                  {"shutdown", shutdown_kind_label(reason)}});
 
@@ -353,6 +354,13 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
     if (!result.ok()) {
         log::warn("actor stop failed",
                   {{"actor_id", stop.actor_id}, {"error", result.error().to_string()}});
+    } else {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - stop_started);
+        log::info("actor stopped", {{"actor_id", stop.actor_id},
+                                    {"name", instance->name},
+                                    {"reason", shutdown_kind_label(reason)},
+                                    {"duration_ms", static_cast<std::int64_t>(took.count())}});
     }
     if (actor_observer_)
         actor_observer_(stop.actor_id, false);
