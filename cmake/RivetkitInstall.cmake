@@ -89,6 +89,11 @@ else()
                    "(scripts/deps.sh installs it); cmake --install will not include one")
 endif()
 
+# rivetkit-host (the example actors' host) in bin/; it finds the engine in ../libexec/rivetkit.
+if(TARGET rivetkit-host)
+    install(TARGETS rivetkit-host RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
 set(rivetkit_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/rivetkit)
 install(EXPORT rivetkitTargets
     NAMESPACE rivetkit::

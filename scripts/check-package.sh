@@ -36,7 +36,7 @@ trap cleanup EXIT
 start=$SECONDS
 # The libraries the package exports (building rivetkit_api builds everything it links; this also
 # re-runs CMake when the build dir predates the install rules).
-cmake --build "$build" --target rivetkit_api rivetkit_host rivetkit_testing -- -j"$jobs"
+cmake --build "$build" --target rivetkit_api rivetkit_host rivetkit_testing rivetkit-host -- -j"$jobs"
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 echo "check-package: installed $(find "$work/prefix" -type f | wc -l) files into $work/prefix"
 

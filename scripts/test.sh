@@ -36,8 +36,10 @@ background "asan+ubsan build" build/logs/asan-build.log \
 tests_jobs=$((jobs + 1))
 phase "release tests" ctest --test-dir build/ci --output-on-failure -j "$tests_jobs"
 
-# cmake --install, then examples/outside built against it with find_package.
+# cmake --install, then examples/outside and examples/testing built against it and run; then
+# docs/getting-started.md run as a new user would (installing from this build).
 phase package bash "$here/check-package.sh" build/ci
+phase "getting-started guide" bash "$here/check-docs.sh" build/ci
 
 await "asan+ubsan build"
 background "fuzz build" build/logs/fuzz-build.log "$here/fuzz.sh" build
