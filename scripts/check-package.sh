@@ -46,29 +46,26 @@ launcher=()
 if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S "$RIVETKIT_ROOT/examples/outside" -B "$work/outside" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$work/prefix" \
-    -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
-    "${launcher[@]}" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
-cmake --build "$work/outside" -- -j"$jobs"
+# build_against_package <examples/ subfolder>: configured and built in $work/<subfolder> with the
+# temporary prefix as the only rivetkit, and none of the source tree's headers used.
+build_against_package() {
+    local name=$1
+    cmake -S "$RIVETKIT_ROOT/examples/$name" -B "$work/$name" -G Ninja \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_PREFIX_PATH="$work/prefix" \
+        -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+        "${launcher[@]}" >"$work/configure-$name.log" || { cat "$work/configure-$name.log"; exit 1; }
+    cmake --build "$work/$name" -- -j"$jobs"
+    if grep -rq "$RIVETKIT_ROOT/src\|$RIVETKIT_ROOT/include" "$work/$name/build.ninja"; then
+        echo "check-package: the $name build refers to the source tree" >&2
+        exit 1
+    fi
+}
+build_against_package outside
 [[ -x "$work/outside/counter-host" ]]
-if grep -rq "$RIVETKIT_ROOT/src\|$RIVETKIT_ROOT/include" "$work/outside/build.ninja"; then
-    echo "check-package: the outside build refers to the source tree" >&2
-    exit 1
-fi
 
 # The test kit: the example actors' tests, built against the package and run.
-cmake -S "$RIVETKIT_ROOT/examples/testing" -B "$work/testing" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$work/prefix" \
-    -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
-    "${launcher[@]}" >"$work/configure-testing.log" || { cat "$work/configure-testing.log"; exit 1; }
-cmake --build "$work/testing" -- -j"$jobs"
-if grep -rq "$RIVETKIT_ROOT/src\|$RIVETKIT_ROOT/include" "$work/testing/build.ninja"; then
-    echo "check-package: the testing build refers to the source tree's headers" >&2
-    exit 1
-fi
+build_against_package testing
 "$work/testing/examples-test" --gtest_brief=1
 
 # The outside program with no endpoint: the installed engine, started and stopped by it.

@@ -199,16 +199,7 @@ class Connection {
 
     template <typename T>
     static Result<T> convert(Result<Json> r) {
-        if (!r.ok())
-            return std::move(r).error();
-        try {
-            if constexpr (std::is_same_v<T, Json>)
-                return std::move(r).value();
-            else
-                return r->template get<T>();
-        } catch (const std::exception& e) {
-            return Error("client", "invalid_output", e.what());
-        }
+        return result_as<T>(std::move(r));
     }
 
   private:

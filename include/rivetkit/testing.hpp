@@ -51,20 +51,6 @@ struct EngineState;
 struct ConnectionState;
 }  // namespace detail
 
-// Result<T> from the JSON an actor answered, as the client converts it.
-template <typename T>
-Result<T> convert(Result<Json> r) {
-    if (!r.ok())
-        return std::move(r).error();
-    try {
-        if constexpr (std::is_same_v<T, Json>)
-            return std::move(r).value();
-        else
-            return r->template get<T>();
-    } catch (const std::exception& e) {
-        return Error("client", "invalid_output", e.what());
-    }
-}
 
 // A connection to an actor (the client's Connection): actions from it, the events it receives.
 class TestConnection {
@@ -87,7 +73,7 @@ class TestConnection {
     Result<Json> action(std::string name, Json args = Json::array());
     template <typename T, typename... Args>
     Result<T> call(std::string name, const Args&... args) {
-        return convert<T>(action(std::move(name), Json::array({Json(args)...})));
+        return result_as<T>(action(std::move(name), Json::array({Json(args)...})));
     }
 
     // Open until dispose(), the actor disconnects it, or the actor stops (a connection does not
@@ -116,7 +102,7 @@ class TestActor {
     Result<Json> action(std::string name, Json args = Json::array()) const;
     template <typename T, typename... Args>
     Result<T> call(std::string name, const Args&... args) const {
-        return convert<T>(action(std::move(name), Json::array({Json(args)...})));
+        return result_as<T>(action(std::move(name), Json::array({Json(args)...})));
     }
     // A connection with `params` (what on_before_connect and create_conn_state receive).
     Result<std::shared_ptr<TestConnection>> connect(Json params = nullptr) const;

@@ -3,6 +3,8 @@
 // (action args and results, event args, state, connection params), exactly as upstream rivetkit.
 
 #include <nlohmann/json.hpp>
+#include <exception>
+#include <type_traits>
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"
@@ -28,6 +30,22 @@ Bytes cbor_args(const Args&... args) {
     Json array = Json::array();
     (array.push_back(Json(args)), ...);
     return to_cbor(array);
+}
+
+// A call's JSON result as T (a client's call<T>): errors pass through; a value that does not
+// convert is client/invalid_output.
+template <typename T>
+Result<T> result_as(Result<Json> r) {
+    if (!r.ok())
+        return std::move(r).error();
+    try {
+        if constexpr (std::is_same_v<T, Json>)
+            return std::move(r).value();
+        else
+            return r->template get<T>();
+    } catch (const std::exception& e) {
+        return Error("client", "invalid_output", e.what());
+    }
 }
 
 }  // namespace rivetkit
