@@ -1,7 +1,11 @@
 #pragma once
 // A growable FIFO ring. Capacity doubles when full and never shrinks, so a queue in steady state
-// (pushes balanced by pops) stops allocating once it has reached its high-water mark.
+// (pushes balanced by pops) stops allocating once it has reached its high-water mark. The first
+// allocation holds about 512 bytes (at least one slot): every actor has a few channels of large
+// variants, mostly idle with one message at a time, and 16 slots each cost ~8 KB per actor.
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <memory>
 #include <utility>
@@ -47,11 +51,14 @@ public:
     }
 
 private:
+    static constexpr std::size_t kFirstCapacity =
+        std::bit_floor(std::max<std::size_t>(1, 512 / sizeof(T)));
+
     // Capacity is a power of two, so wrapping is a mask.
     std::size_t index(std::size_t offset) const noexcept { return (head_ + offset) & (capacity_ - 1); }
 
     void grow() {
-        std::size_t capacity = capacity_ == 0 ? 16 : capacity_ * 2;
+        std::size_t capacity = capacity_ == 0 ? kFirstCapacity : capacity_ * 2;
         T* slots = std::allocator<T>().allocate(capacity);
         for (std::size_t i = 0; i < size_; ++i) {
             T* from = slots_ + index(i);
