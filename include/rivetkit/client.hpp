@@ -37,6 +37,7 @@
 
 #include "base/error.hpp"
 #include "base/result.hpp"
+#include "rivetkit/value.hpp"
 
 namespace rivetkit {
 using Json = nlohmann::json;
