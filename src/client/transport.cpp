@@ -1,7 +1,6 @@
 #include "client/transport.hpp"
 
 #include <fmt/format.h>
-#include <netinet/tcp.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +14,7 @@
 #include <boost/url/parse.hpp>
 
 #include "client/wire.hpp"
+#include "runtime/tcp_quickack.hpp"
 
 namespace rivetkit::client::detail {
 
@@ -144,6 +144,7 @@ struct WsStream::Impl {
     tcp::resolver resolver;
     websocket::stream<beast::tcp_stream> ws;
     beast::flat_buffer buffer;
+    rt::QuickAck quick_ack;
 };
 
 WsStream::WsStream(asio::any_io_executor executor) : impl_(std::make_unique<Impl>(executor)) {}
@@ -203,13 +204,7 @@ asio::awaitable<WsRead> WsStream::read() {
     impl_->buffer.clear();
     auto [err, n] = co_await ws.async_read(impl_->buffer, use_tuple);
     (void)n;
-#ifdef TCP_QUICKACK
-    // The engine writes small frames back to back with Nagle on: a delayed ACK from here would
-    // hold its next frame ~40 ms. Linux clears the flag as it likes, so it is set per read.
-    boost::system::error_code ignored;
-    beast::get_lowest_layer(ws).socket().set_option(
-        asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_QUICKACK>(true), ignored);
-#endif
+    impl_->quick_ack.after_read(beast::get_lowest_layer(ws).socket());
     WsRead out;
     if (err == websocket::error::closed) {
         out.kind = WsRead::Kind::closed;

@@ -15,13 +15,11 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/stream.hpp>
-#include <netinet/tcp.h>
-
-#include <chrono>
 #include <mutex>
 #include <type_traits>
 
 #include "envoy/transport.hpp"
+#include "runtime/tcp_quickack.hpp"
 
 namespace rivetkit::envoy {
 
@@ -179,23 +177,8 @@ class WebSocketTransport final : public Transport {
     }
 
   private:
-    // The engine writes small frames back to back without TCP_NODELAY: after a frame that
-    // needs no answer (a KV response), our delayed ACK held its next frame (the next request)
-    // ~40 ms — one stall per state save. TCP_QUICKACK acks what arrived at once and Linux drops
-    // the mode again as it likes, so it is set after reads — but at most once per 200 us: the
-    // frames of one recv come out of Beast's buffer back to back and need no second ACK.
-    void ack_now() noexcept {
-#ifdef TCP_QUICKACK
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_quickack_ < std::chrono::microseconds(200))
-            return;
-        last_quickack_ = now;
-        boost::system::error_code ignored;
-        beast::get_lowest_layer(ws_).socket().set_option(
-            asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_QUICKACK>(true), ignored);
-#endif
-    }
-    std::chrono::steady_clock::time_point last_quickack_{};
+    void ack_now() noexcept { quick_ack_.after_read(beast::get_lowest_layer(ws_).socket()); }
+    rt::QuickAck quick_ack_;
 
     // SNI and peer verification (chain + host name by OpenSSL itself, so a mismatch has its own
     // verify result), then the TLS handshake.

@@ -32,6 +32,15 @@ namespace asio = boost::asio;
 
 namespace {
 
+// A thread count from 0 (one per core) to 1024.
+std::optional<unsigned> parse_threads(const std::string& text) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != '\0' || n > 1024)
+        return std::nullopt;
+    return static_cast<unsigned>(n);
+}
+
 std::optional<std::string> env(const char* name) {
     const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0')
@@ -57,10 +66,8 @@ HostConfig HostConfig::from_env() {
     if (auto v = env("RIVET_POOL"))
         c.pool = *v;
     if (auto v = env("RIVET_THREADS")) {
-        char* end = nullptr;
-        const unsigned long n = std::strtoul(v->c_str(), &end, 10);
-        if (end != v->c_str() && *end == '\0' && n <= 1024)
-            c.threads = static_cast<unsigned>(n);
+        if (auto n = parse_threads(*v))
+            c.threads = *n;
         else
             log::warn("RIVET_THREADS ignored: not a number from 0 to 1024", {{"value", *v}});
     }
@@ -196,14 +203,13 @@ int Registry::run(int argc, char** argv) {
             }
             log::set_format(value == "json" ? log::Format::json : log::Format::logfmt);
         } else {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(value.c_str(), &end, 10);
-            if (end == value.c_str() || *end != '\0' || n > 1024) {
+            auto n = parse_threads(value);
+            if (!n) {
                 std::fprintf(stderr, "%s: --threads needs a number from 0 to 1024\n",
                              program.c_str());
                 return 2;
             }
-            config.threads = static_cast<unsigned>(n);
+            config.threads = *n;
         }
     }
     return run(std::move(config));

@@ -407,31 +407,41 @@ Task<void> alarm_timer(std::weak_ptr<EngineState> weak, std::shared_ptr<ActorRec
 
 namespace {
 
-Task<Result<Bytes>> take_reply(std::shared_ptr<ActorRecord> actor, Result<Bytes> output) {
-    if (actor->lose_next_reply) {
-        actor->lose_next_reply = false;
-        co_return Error("client", "reply_lost",
-                        "the action ran but its reply was lost (TestActor::lose_next_reply)");
+using Instance = core::registry::CoreRegistry::Instance;
+
+// The actor started (woken) if it is not running; its running instance.
+Task<Result<std::shared_ptr<Instance>>> awake_instance(std::shared_ptr<EngineState> engine,
+                                                       std::shared_ptr<ActorRecord> actor) {
+    Status awake = co_await start_actor(engine, actor);
+    if (!awake.ok())
+        co_return std::move(awake).error();
+    co_return actor->running->instance;
+}
+
+// What the caller of an action receives: its decoded output, unless the reply is to be lost.
+Result<Json> delivered_reply(ActorRecord& actor, Result<Bytes> output) {
+    if (actor.lose_next_reply) {
+        actor.lose_next_reply = false;
+        return Error("client", "reply_lost",
+                     "the action ran but its reply was lost (TestActor::lose_next_reply)");
     }
-    co_return output;
+    if (!output.ok())
+        return std::move(output).error();
+    if (output->empty())
+        return Json();
+    return from_cbor(*output);
 }
 
 Task<Result<Json>> stateless_action(std::shared_ptr<EngineState> engine,
                                     std::shared_ptr<ActorRecord> actor, std::string name,
                                     Bytes args) {
-    Status awake = co_await start_actor(engine, actor);
-    if (!awake.ok())
-        co_return std::move(awake).error();
-    auto instance = actor->running->instance;
+    auto instance = co_await awake_instance(engine, actor);
+    if (!instance.ok())
+        co_return std::move(instance).error();
     core::ConnectOptions options;
     auto output = co_await core::registry::run_transient_action(
-        instance, engine->rt.clock(), std::move(options), std::move(name), std::move(args));
-    auto delivered = co_await take_reply(actor, std::move(output));
-    if (!delivered.ok())
-        co_return std::move(delivered).error();
-    if (delivered->empty())
-        co_return Json();
-    co_return from_cbor(*delivered);
+        *instance, engine->rt.clock(), std::move(options), std::move(name), std::move(args));
+    co_return delivered_reply(*actor, std::move(output));
 }
 
 Task<Result<Json>> connection_action(std::shared_ptr<ConnectionState> conn, std::string name,
@@ -447,23 +457,18 @@ Task<Result<Json>> connection_action(std::shared_ptr<ConnectionState> conn, std:
         auto got = co_await rx.recv();
         output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
     }
-    auto delivered = co_await take_reply(actor, std::move(output));
-    if (!delivered.ok())
-        co_return std::move(delivered).error();
-    if (delivered->empty())
-        co_return Json();
-    co_return from_cbor(*delivered);
+    co_return delivered_reply(*actor, std::move(output));
 }
 
 Task<Result<std::shared_ptr<ConnectionState>>> open_connection(
     std::shared_ptr<EngineState> engine, std::shared_ptr<ActorRecord> actor, Json params) {
-    Status awake = co_await start_actor(engine, actor);
-    if (!awake.ok())
-        co_return std::move(awake).error();
+    auto instance = co_await awake_instance(engine, actor);
+    if (!instance.ok())
+        co_return std::move(instance).error();
     auto state = std::make_shared<ConnectionState>();
     state->engine = engine;
     state->actor = actor;
-    state->generation = actor->running->generation;
+    state->generation = (*instance)->generation;
     std::weak_ptr<ConnectionState> weak = state;
     core::ConnectOptions options;
     options.params = params.is_null() ? Bytes{} : to_cbor(params);
@@ -493,7 +498,7 @@ Task<Result<std::shared_ptr<ConnectionState>>> open_connection(
             });
         return Status{};
     };
-    auto connected = co_await actor->running->instance->ctx.connect_conn(std::move(options));
+    auto connected = co_await (*instance)->ctx.connect_conn(std::move(options));
     if (!connected.ok())
         co_return std::move(connected).error();
     state->conn = std::move(connected).value();
@@ -538,11 +543,11 @@ Task<Status> close_connection(std::shared_ptr<ConnectionState> conn) {
 Task<Result<TestActor::HttpResponse>> http_request(std::shared_ptr<EngineState> engine,
                                                    std::shared_ptr<ActorRecord> actor,
                                                    core::HttpRequest request) {
-    Status awake = co_await start_actor(engine, actor);
-    if (!awake.ok())
-        co_return std::move(awake).error();
+    auto instance = co_await awake_instance(engine, actor);
+    if (!instance.ok())
+        co_return std::move(instance).error();
     auto [tx, rx] = rt::oneshot<Result<core::HttpResponse>>();
-    if (!actor->running->instance->dispatch.send(
+    if (!(*instance)->dispatch.send(
             core::dispatch::Http{std::move(request), std::move(tx)}))
         co_return errors::actor_not_ready();
     auto got = co_await rx.recv();
@@ -561,10 +566,10 @@ Task<Result<TestActor::HttpResponse>> http_request(std::shared_ptr<EngineState> 
 Task<Result<Json>> queue_send(std::shared_ptr<EngineState> engine,
                               std::shared_ptr<ActorRecord> actor, std::string queue, Bytes body,
                               bool wait) {
-    Status awake = co_await start_actor(engine, actor);
+    auto awake = co_await awake_instance(engine, actor);
     if (!awake.ok())
         co_return std::move(awake).error();
-    auto instance = actor->running->instance;
+    auto instance = std::move(awake).value();
     core::ConnectOptions options;
     auto connected = co_await instance->ctx.connect_conn(std::move(options));
     if (!connected.ok())
