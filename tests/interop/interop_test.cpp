@@ -26,10 +26,12 @@ std::string node_binary() {
 
 class Interop : public ::testing::TestWithParam<std::string> {
   protected:
+    virtual EngineOptions engine_options() const { return {}; }
+
     void SetUp() override {
-        auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
-            r.register_actor("counter", counter_factory());
-        });
+        auto stack = LiveStack::start(
+            [](core::registry::CoreRegistry& r) { r.register_actor("counter", counter_factory()); },
+            engine_options());
         ASSERT_TRUE(stack.ok()) << stack.error().to_string();
         stack_ = std::move(stack).value();
         engine_ = stack_.engine.get();
@@ -160,7 +162,26 @@ TEST_P(Interop, HibernatableConnectionSurvivesSleep) {
     EXPECT_EQ(r["generationAfter"], 2);
 }
 
-TEST_P(Interop, HundredConnectionsReceiveEveryBroadcast) {
+// Counting every event of a 100 x 1000 broadcast needs an engine that does not drop them itself.
+// By default the engine hands tunnel messages to its gateway through an in-process pub/sub
+// channel of 1024 entries per gateway and skips what a lagging gateway has not read
+// (universalpubsub, "Skip lagged"). The envoy paces its bursts (5,000 frames/s) and on an idle
+// machine the default engine delivers all 100,000; but with the CPU starved (CI's parallel tests
+// and background build) whole runs of exactly 129 messages on many connections went missing at
+// once, no socket closed: the shape of a lagging receiver skipping bursts of the engine's
+// per-request tasks (tokio's scheduling budget is 128). So this test turns the fast path off
+// (RIVET__MEMORY__DISABLE_MEMORY_OPTIMIZATION) and asserts what the host owns: every event, once,
+// in order, on every connection. bench/ measures the default engine.
+class InteropFanout : public Interop {
+  protected:
+    EngineOptions engine_options() const override {
+        EngineOptions options;
+        options.extra_env.emplace_back("RIVET__MEMORY__DISABLE_MEMORY_OPTIMIZATION", "true");
+        return options;
+    }
+};
+
+TEST_P(InteropFanout, HundredConnectionsReceiveEveryBroadcast) {
     // RIVETKIT_INTEROP_FANOUT_EVENTS / _CONNS shrink or grow the run by hand; CI uses 100 × 1000.
     const char* events_env = std::getenv("RIVETKIT_INTEROP_FANOUT_EVENTS");
     const char* conns_env = std::getenv("RIVETKIT_INTEROP_FANOUT_CONNS");
@@ -169,13 +190,16 @@ TEST_P(Interop, HundredConnectionsReceiveEveryBroadcast) {
     auto r = scenario("fanout", {"--events", std::to_string(events), "--conns", std::to_string(conns)});
     EXPECT_EQ(r["replyReceived"], true) << r["replyError"].dump() << engine_->log_tail(6000);
     EXPECT_EQ(r["reply"], events);
-    EXPECT_EQ(r["exactConns"], conns) << r["notExact"].dump();
+    EXPECT_EQ(r["exactConns"], conns) << r["notExact"].dump() << "\nengine log tail:\n"
+                                      << engine_->log_tail(6000);
     EXPECT_EQ(r["totalReceived"], events * conns);
     EXPECT_EQ(r["totalDuplicates"], 0);
     EXPECT_EQ(r["totalLost"], 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Encodings, Interop, ::testing::Values("json", "cbor", "bare"),
+                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(Encodings, InteropFanout, ::testing::Values("json", "cbor", "bare"),
                          [](const auto& param_info) { return param_info.param; });
 
 }  // namespace

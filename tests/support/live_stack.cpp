@@ -2,11 +2,12 @@
 
 namespace rivetkit::testing {
 
-Result<LiveStack> LiveStack::start(std::function<void(core::registry::CoreRegistry&)> setup) {
-    EngineOptions options;
-    // Engine defaults otherwise, including its in-process pub/sub fast path that drops tunnel
-    // messages past 1024 queued per gateway: the envoy paces bursts so that a 100 x 1000
-    // broadcast arrives whole (EnvoyConfig::write_frames_per_second).
+Result<LiveStack> LiveStack::start(std::function<void(core::registry::CoreRegistry&)> setup,
+                                   EngineOptions options) {
+    // Engine defaults unless `options` says otherwise, including its in-process pub/sub fast path
+    // that drops tunnel messages past 1024 queued per gateway: the envoy paces bursts
+    // (EnvoyConfig::write_frames_per_second), which keeps a 100 x 1000 broadcast whole unless the
+    // engine is starved of CPU.
     auto engine = EngineHarness::start(std::move(options));
     if (!engine.ok())
         return std::move(engine).error();

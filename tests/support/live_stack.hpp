@@ -16,7 +16,8 @@ struct LiveStack {
     std::unique_ptr<EngineHarness> engine;
     std::unique_ptr<LiveHost> host;  // destroyed before the engine
 
-    static Result<LiveStack> start(std::function<void(core::registry::CoreRegistry&)> setup);
+    static Result<LiveStack> start(std::function<void(core::registry::CoreRegistry&)> setup,
+                                   EngineOptions options = {});
 };
 
 }  // namespace rivetkit::testing

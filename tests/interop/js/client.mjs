@@ -258,12 +258,21 @@ async function fanout({ client, key, conns: CONNS, events: N }) {
     await h.getCount();
     const conns = [];
     const received = [];
+    // What happened to each socket besides its ticks: a close and the client's reconnect would
+    // explain a gap, so a loss report carries them.
+    const lifecycle = [];
+    const t0 = Date.now();
     for (let i = 0; i < CONNS; i++) {
         const conn = h.connect();
         const seq = [];
+        const life = [];
         conn.on("tick", (i) => seq.push(i));
+        conn.onOpen(() => life.push(`open@${Date.now() - t0}ms:${seq.length}`));
+        conn.onClose(() => life.push(`close@${Date.now() - t0}ms:${seq.length}`));
+        conn.onError((e) => life.push(`error:${e?.group}.${e?.code}:${e?.message ?? e}`));
         conns.push(conn);
         received.push(seq);
+        lifecycle.push(life);
     }
     try {
         // Round trip per connection: its subscription is in place before the broadcast.
@@ -290,7 +299,7 @@ async function fanout({ client, key, conns: CONNS, events: N }) {
         const deadline = Date.now() + 5_000;
         while (received.some((s) => s.length < N) && Date.now() < deadline) await delay(50);
         const elapsedMs = Date.now() - started;
-        const perConn = received.map((seq) => {
+        const perConn = received.map((seq, conn) => {
             const seen = new Set(seq);
             let inOrder = seq.length === N;
             for (let i = 0; inOrder && i < N; i++) inOrder = seq[i] === i;
@@ -309,6 +318,7 @@ async function fanout({ client, key, conns: CONNS, events: N }) {
                 duplicates: seq.length - seen.size,
                 lost,
                 lostRanges: lostRanges.slice(0, 10).map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)),
+                lifecycle: lifecycle[conn].slice(0, 8),
             };
         });
         return {
