@@ -26,6 +26,7 @@ set(rivetkit_install_targets
     rivetkit_envoy envoy
     rivetkit_sqlite sqlite
     rivetkit_core core
+    rivetkit_inspector_ui inspector_ui
     rivetkit_api rivetkit
     rivetkit_client client
     rivetkit_host host

@@ -57,3 +57,12 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     npm install --prefix "$npm_dir" --no-audit --no-fund --ignore-scripts --save-exact "${npm_packages[@]}" >&2
     echo "$want" > "$stamp"
 fi
+
+# The inspector UI bundle rivetkit 2.3.19 serves at /inspector/ui/, taken out of the pinned
+# rivetkit-napi package (src/inspector_ui links it into the host).
+napi_node="$npm_dir/node_modules/@rivetkit/rivetkit-napi-linux-x64-gnu/rivetkit-napi.linux-x64-gnu.node"
+ui_dir="$root/.deps/inspector-ui"
+if [[ ! -f "$ui_dir/MANIFEST" || "$napi_node" -nt "$ui_dir/MANIFEST" ||
+      "$root/scripts/extract-inspector-ui.mjs" -nt "$ui_dir/MANIFEST" ]]; then
+    node "$root/scripts/extract-inspector-ui.mjs" "$napi_node" "$ui_dir"
+fi

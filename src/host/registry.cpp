@@ -22,6 +22,7 @@
 #include "core/registry/registry.hpp"
 #include "envoy/envoy.hpp"
 #include "host/engine.hpp"
+#include "rivetkit_inspector_ui.hpp"
 #include "rivetkit/client.hpp"
 #include "rivetkit/error.hpp"
 #include "runtime/steady_clock.hpp"
@@ -223,7 +224,10 @@ class Shard {
     using Factories = std::vector<std::pair<std::string, std::shared_ptr<core::ActorFactory>>>;
     Shard(unsigned index, const Factories& factories, envoy::EnvoyConfig config)
         : index_(index), config_(std::move(config)) {
-        registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_);
+        core::registry::RegistryOptions options;
+        options.inspector_ui = &inspector_ui::bundle();
+        registry_ = std::make_shared<core::registry::CoreRegistry>(io_.get_executor(), clock_,
+                                                                   std::move(options));
         for (const auto& [name, factory] : factories)
             registry_->register_actor(name, factory);
         config_.prepopulate_actor_names = registry_->actor_names_metadata();

@@ -87,6 +87,58 @@ TEST(HostRegistry, EachThreadHoldsAnEngineConnectionAndServesActors) {
     EXPECT_EQ(host.wait(), 0);  // waiting again returns the same result
 }
 
+// The engine's dashboard loads the inspector as a page the actor serves itself; a host serves it
+// on public paths (no token), as rivetkit 2.3.19 does, while the data paths keep asking for it.
+TEST(HostRegistry, ServesTheInspectorUiWithoutTheTokenAndKeepsTheDataPathsBehindIt) {
+    auto engine = EngineHarness::start();
+    ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+    Registry registry;
+    registry.use("tally", host_tally());
+    HostConfig config;
+    config.endpoint = (*engine)->endpoint();
+    RunningHost host = registry.start(config);
+    auto get = [&](const std::string& path) {
+        auto r = http_request((*engine)->guard_port(), "GET", gateway_target("tally", "ui", path));
+        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+        return r.ok() ? std::move(r).value() : HttpResult{};
+    };
+
+    auto index = get("/inspector/ui/?theme=dark");
+    ASSERT_EQ(index.status, 200u) << index.body;
+    EXPECT_EQ(index.header("content-type").value_or(""), "text/html; charset=utf-8");
+    EXPECT_EQ(index.header("cache-control").value_or(""), "no-cache");
+    EXPECT_TRUE(index.body.starts_with("<!DOCTYPE html>")) << index.body.substr(0, 200);
+    // Every script and stylesheet the page loads is served, with its type.
+    int assets = 0;
+    for (std::size_t at = index.body.find("/assets/"); at != std::string::npos;
+         at = index.body.find("/assets/", at + 1)) {
+        const auto end = index.body.find('"', at);
+        const std::string asset = index.body.substr(at + 1, end - at - 1);
+        auto r = get("/inspector/ui/" + asset);
+        EXPECT_EQ(r.status, 200u) << asset;
+        const std::string type = r.header("content-type").value_or("");
+        EXPECT_TRUE(type == "application/javascript; charset=utf-8" ||
+                    type == "text/css; charset=utf-8")
+            << asset << ": " << type;
+        ++assets;
+    }
+    EXPECT_GT(assets, 0) << index.body;
+    EXPECT_EQ(get("/inspector/ui").status, 200u);
+    auto css = get("/inspector/tab.css");
+    EXPECT_EQ(css.status, 200u);
+    EXPECT_EQ(css.header("content-type").value_or(""), "text/css; charset=utf-8");
+    EXPECT_NE(css.body.find("--rivet-"), std::string::npos);
+
+    auto missing = get("/inspector/ui/assets/no-such-file.js");
+    EXPECT_EQ(missing.status, 404u);
+    EXPECT_NE(missing.body.find("\"code\":\"ui_asset_not_found\""), std::string::npos) << missing.body;
+    EXPECT_EQ(get("/inspector/state").status, 401u);
+    EXPECT_EQ(get("/inspector/summary").status, 401u);
+
+    host.stop();
+    EXPECT_EQ(host.wait(), 0);
+}
+
 TEST(HostRegistry, AnUnparsableEndpointIsAStructuredError) {
     Registry registry;
     registry.use("tally", host_tally());

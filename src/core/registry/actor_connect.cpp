@@ -23,10 +23,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct Inbound {
-    std::optional<envoy::WebSocketMessage> message;
-    std::optional<envoy::CloseFrame> close;
-};
+using Inbound = SocketInbound;
 
 // Durable before acknowledged, batched: a hibernatable socket's handled message index is recorded
 // on its connection and queued for the actor's next save tick (one KV write carries every

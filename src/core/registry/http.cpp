@@ -302,6 +302,8 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_queue(std::shared_ptr<I
 asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector(
     std::shared_ptr<Instance> instance, HttpRequest request, Route route) {
     auto self = shared_from_this();
+    if (inspector::is_ui_bundle_path(request.method, route.path))
+        co_return inspector::serve_ui_bundle(options_.inspector_ui, route.path);
     auto token = bearer_token(header(request, "authorization").value_or(""));
     Status authorized = co_await inspector::verify_token(instance->ctx, std::move(token));
     if (!authorized.ok()) {

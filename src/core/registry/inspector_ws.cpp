@@ -52,10 +52,7 @@ using Instance = CoreRegistry::Instance;
 template <typename T>
 using Task = asio::awaitable<T>;
 
-struct Inbound {
-    std::optional<envoy::WebSocketMessage> message;
-    std::optional<envoy::CloseFrame> close;
-};
+using Inbound = SocketInbound;
 
 class InspectorListener final : public envoy::WebSocketListener {
   public:

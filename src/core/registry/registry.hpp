@@ -24,6 +24,7 @@
 #include "core/actor/factory.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/actor/task.hpp"
+#include "core/inspector/ui_bundle.hpp"
 #include "envoy/callbacks.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/spawn.hpp"
@@ -35,6 +36,9 @@ struct Route;
 struct RegistryOptions {
     // Region reported in actor contexts.
     std::string region = "local";
+    // The inspector UI served at /inspector/ui/ (rivetkit::inspector_ui::bundle(), linked by the
+    // host); null: those paths answer 404.
+    const inspector::UiBundle* inspector_ui = nullptr;
 };
 
 // Actor key as the engine stores it: parts joined by '/', '\' escapes, "\0" an empty part,

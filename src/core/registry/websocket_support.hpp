@@ -22,6 +22,12 @@ std::vector<std::string> subprotocols(const envoy::Headers& headers);
 std::optional<std::string> protocol_with_prefix(const std::vector<std::string>& protocols,
                                                 std::string_view prefix);
 
+// What a socket's listener hands to the coroutine serving it: a message, or the close.
+struct SocketInbound {
+    std::optional<envoy::WebSocketMessage> message;
+    std::optional<envoy::CloseFrame> close;
+};
+
 // A listener for a socket that is refused after the upgrade: it sends `first` (if any) and
 // closes with `code`/`reason`, both posted so they follow the envoy's open.
 std::shared_ptr<envoy::WebSocketListener> closing_listener(boost::asio::any_io_executor executor,
