@@ -14,6 +14,7 @@ apt_packages=(
     libssl-dev libsqlite3-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     ca-certificates
+    chromium
 )
 # Node.js and npm: Debian's packages only when no node/npm is on the machine already (an
 # existing NodeSource node bundles npm and conflicts with Debian's npm package).
@@ -47,6 +48,9 @@ npm_packages=(
     "@rivetkit/engine-envoy-protocol@2.3.19"
     "rivetkit@2.3.19"
     "typescript@5.9.2"
+    # Drives Debian's chromium in the dashboard test (tests/dashboard); 24.x still runs on
+    # Debian 12's node 18.
+    "puppeteer-core@24.43.1"
 )
 stamp="$npm_dir/.installed"
 want="${npm_packages[*]}"

@@ -44,8 +44,14 @@ phase "getting-started guide" bash "$here/check-docs.sh" build/ci
 await "asan+ubsan build"
 background "fuzz build" build/logs/fuzz-build.log "$here/fuzz.sh" build
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$tests_jobs"
-unset ASAN_OPTIONS UBSAN_OPTIONS
+# Under the sanitizers: the 100-connection fan-outs send 250 broadcasts instead of 1,000 (the same
+# code paths; at 1,000 they took ~25 s each, one at a time), and the dashboard test is left to
+# the release run (it drives Chromium; the host's side of it, the inspector routes, has its own
+# tests here).
+export RIVETKIT_INTEROP_FANOUT_EVENTS=250
+phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$tests_jobs" \
+    -E '^Dashboard\.'
+unset ASAN_OPTIONS UBSAN_OPTIONS RIVETKIT_INTEROP_FANOUT_EVENTS
 
 await "fuzz build"
 phase "fuzz (bounded)" "$here/fuzz.sh" run
