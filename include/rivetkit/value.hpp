@@ -13,7 +13,10 @@ namespace rivetkit {
 
 using Json = nlohmann::json;
 
-// CBOR of a value (nlohmann's encoder: maps keep their keys, integers their width).
+// CBOR of a value, as a JavaScript CBOR encoder (the official client's, cbor-x) writes the same
+// value: integers within -2^32 .. 2^32 - 1 as integers, integers beyond that up to ±(2^53 - 1)
+// as float64 (so a TypeScript client reads a millisecond timestamp as a number, not a BigInt),
+// larger integers as 64-bit integers (a BigInt there). Maps keep their keys.
 Bytes to_cbor(const Json& value);
 
 // Decodes CBOR sent by a client or read from storage; empty input is null. Accepts everything
@@ -21,7 +24,8 @@ Bytes to_cbor(const Json& value);
 // have no plain JSON form (byte strings, bigints, and literal two-element arrays
 // whose first item is a "$"-string) come out in the client protocol's JSON compat form
 // (["$Uint8Array", base64], ["$BigInt", "n"], ...), the same value a JSON client would send;
-// undefined reads as null.
+// undefined reads as null. A float without a fraction within ±(2^53 - 1) reads as the integer it
+// is (JavaScript has one number type; its encoders write integers beyond 32 bits as floats).
 Result<Json> from_cbor(BytesView cbor);
 
 // The CBOR array a client spreads into its listener or action: cbor_args(1, "a") → [1, "a"].

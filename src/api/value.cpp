@@ -1,5 +1,7 @@
 #include "rivetkit/value.hpp"
 
+#include <cstdint>
+
 #include "core/registry/encoding.hpp"
 
 namespace rivetkit {
@@ -10,6 +12,9 @@ bool needs_compat_form(const Json& v) {
     switch (v.type()) {
         case Json::value_t::binary:
             return true;
+        case Json::value_t::number_float:
+            // An integral float is a JS integer (see core::registry::js_integer).
+            return core::registry::js_integer(v.get<double>()).has_value();
         case Json::value_t::array:
             if (v.size() == 2 && v[0].is_string()) {
                 const auto& first = v[0].get_ref<const std::string&>();
@@ -32,11 +37,53 @@ bool needs_compat_form(const Json& v) {
     }
 }
 
+// Whether `v` holds an integer a JavaScript CBOR encoder would write as a float64.
+bool has_js_float_integer(const Json& v) {
+    switch (v.type()) {
+        case Json::value_t::number_integer:
+            return core::registry::js_writes_as_float(v.get<std::int64_t>());
+        case Json::value_t::number_unsigned:
+            return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX) &&
+                   core::registry::js_writes_as_float(static_cast<std::int64_t>(v.get<std::uint64_t>()));
+        case Json::value_t::array:
+        case Json::value_t::object:
+            for (const auto& item : v) {
+                if (has_js_float_integer(item))
+                    return true;
+            }
+            return false;
+        default:
+            return false;
+    }
+}
+
+void write_js_float_integers(Json& v) {
+    if (v.is_number_integer()) {
+        const auto n = v.is_number_unsigned() ? static_cast<std::int64_t>(v.get<std::uint64_t>())
+                                              : v.get<std::int64_t>();
+        if (core::registry::js_writes_as_float(n))
+            v = static_cast<double>(n);
+    } else if (v.is_structured()) {
+        for (auto& item : v)
+            write_js_float_integers(item);
+    }
+}
+
 }  // namespace
 
+// Integers beyond 32 bits and within ±(2^53 - 1) go out as floats, as a TypeScript actor's
+// numbers do: the official client (cbor-x) reads an 8-byte CBOR integer as a BigInt. Larger ones
+// stay integers (BigInt there, as a TypeScript BigInt would be). Values without such integers (the
+// common case) are written without a copy.
 Bytes to_cbor(const Json& value) {
     Bytes out;
-    Json::to_cbor(value, out);
+    if (has_js_float_integer(value)) {
+        Json js = value;
+        write_js_float_integers(js);
+        Json::to_cbor(js, out);
+    } else {
+        Json::to_cbor(value, out);
+    }
     return out;
 }
 

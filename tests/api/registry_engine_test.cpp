@@ -97,6 +97,12 @@ TEST(HostRegistry, ServesTheInspectorUiWithoutTheTokenAndKeepsTheDataPathsBehind
     HostConfig config;
     config.endpoint = (*engine)->endpoint();
     RunningHost host = registry.start(config);
+    // The first request creates the actor: wait for the engine to list the envoy (it has no
+    // notification for that), or a loaded machine can have it wait past the request's timeout.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (pool_envoy_count(**engine) < 1 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(50ms);
+    ASSERT_GE(pool_envoy_count(**engine), 1u);
     auto get = [&](const std::string& path) {
         auto r = http_request((*engine)->guard_port(), "GET", gateway_target("tally", "ui", path));
         EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());

@@ -209,6 +209,21 @@ TEST_P(Examples, RateLimiterRefusesTheSixthCallInAWindow) {
     EXPECT_EQ(r["other"]["remaining"], 4);
 }
 
+// --- numbers beyond 32 bits
+// ------------------------------------------------------------------------------
+
+// A TypeScript client's integer beyond 32 bits (sent as a float64) is accepted as an int64
+// argument, and an int64 result up to 2^53 - 1 arrives as a JavaScript number in every encoding,
+// as from a TypeScript actor (not as a BigInt in cbor and bare).
+TEST_P(Examples, IntegersBeyond32BitsTravelAsJavaScriptNumbers) {
+    auto r = scenario("big-numbers");
+    EXPECT_EQ(r["first"], 4294967296LL) << r.dump(2);
+    EXPECT_EQ(r["firstType"], "number");
+    EXPECT_EQ(r["second"], 1796346349679LL);
+    EXPECT_EQ(r["secondType"], "number");
+    EXPECT_EQ(r["resetAtType"], "number");
+}
+
 INSTANTIATE_TEST_SUITE_P(Encodings, Examples, ::testing::Values("json", "cbor", "bare"),
                          [](const auto& param_info) { return param_info.param; });
 

@@ -300,6 +300,12 @@ Result<json> to_compat(const json& v, int depth) {
                 return json::array({"$BigInt", std::to_string(n)});
             return v;
         }
+        case json::value_t::number_float:
+            // A JavaScript number is an integer when it has no fraction; its CBOR encoders write
+            // those beyond 32 bits as float64 (a millisecond timestamp from the official client).
+            if (auto n = js_integer(v.get<double>()))
+                return json(*n);
+            return v;
         case json::value_t::array: {
             json out = json::array();
             for (const auto& item : v) {
@@ -575,6 +581,18 @@ json json_actor(const ActorSpecifier& a) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> js_integer(double d) noexcept {
+    constexpr double kMax = static_cast<double>(kMaxSafeInteger);
+    if (!(d >= -kMax && d <= kMax) || d != std::trunc(d))
+        return std::nullopt;
+    return static_cast<std::int64_t>(d);
+}
+
+bool js_writes_as_float(std::int64_t n) noexcept {
+    constexpr auto kMax = static_cast<std::int64_t>(kMaxSafeInteger);
+    return (n > std::int64_t{0xFFFFFFFF} && n <= kMax) || (n < -std::int64_t{0x100000000} && n >= -kMax);
+}
 
 // MARK: names
 

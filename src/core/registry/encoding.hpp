@@ -35,6 +35,16 @@ std::string_view content_type(Encoding encoding) noexcept;
 
 // MARK: value bridging
 
+// The integer a JavaScript number `d` is, when it is one: no fraction and within ±(2^53 - 1).
+// JS has one number type; its CBOR encoders (cbor-x, the official client's) write integers beyond
+// 32 bits as float64, and they mean integers.
+std::optional<std::int64_t> js_integer(double d) noexcept;
+// Whether a JS CBOR encoder would write integer `n` as a float64: beyond what a CBOR integer of at
+// most 4 argument bytes holds (-2^32 .. 2^32 - 1) and within ±(2^53 - 1). cbor-x decodes 8-byte
+// integers as BigInt, so a value meant as a number must travel as a float, as a TypeScript actor's
+// does.
+bool js_writes_as_float(std::int64_t n) noexcept;
+
 // JSON text (compat tags understood) → CBOR.
 Result<Bytes> json_text_to_cbor(std::string_view json);
 // CBOR → JSON text with compat tags; empty input is null.

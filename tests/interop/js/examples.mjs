@@ -30,6 +30,7 @@ const SCENARIOS = {
     reminder,
     "reminder-sleep": reminderSleep,
     "rate-limiter": rateLimiter,
+    "big-numbers": bigNumbers,
 };
 
 // The payloads of event `name` on `conn`, in arrival order (first argument of each), with the
@@ -268,6 +269,31 @@ async function rateLimiter({ client, key }) {
         const clientAfter = Date.now();
         const other = await h.check("bob");
         return { clientBefore, clientAfter, results, other };
+    } finally {
+        await within(5_000, conn.dispose());
+    }
+}
+
+// --- numbers beyond 32 bits ---------------------------------------------------------------------
+
+// A JavaScript number that is an integer beyond 32 bits (a millisecond timestamp) travels as a
+// CBOR float64 from the official client, and must come back a number, not a BigInt, as it does
+// from a TypeScript actor: counter.increment with such amounts (HTTP and a connection), and the
+// rate limiter's resetAt. Types are reported before anything is converted.
+async function bigNumbers({ client, key }) {
+    const h = client.counter.getOrCreate([key]);
+    const conn = h.connect();
+    try {
+        const first = await h.increment(2 ** 32);
+        const second = await conn.increment(1796346349679 - 2 ** 32);
+        const limiter = await client.rateLimiter.getOrCreate([key]).check("alice");
+        return {
+            first: jsonSafe(first),
+            firstType: typeof first,
+            second: jsonSafe(second),
+            secondType: typeof second,
+            resetAtType: typeof limiter.resetAt,
+        };
     } finally {
         await within(5_000, conn.dispose());
     }
