@@ -56,6 +56,10 @@ struct EnvoyConfig {
     // unpaced burst of thousands of WebSocket messages (one broadcast to many connections) loses
     // most of them. 0 disables pacing.
     std::size_t write_burst_frames = 512;
+    // The most bytes one WebSocket may have queued in the envoy, not yet written to the engine;
+    // a message beyond it closes that socket (1011 "ws.outgoing_backlog_full", logged with the
+    // actor id) instead of letting a slow reader grow the host's memory. 0: no limit.
+    std::size_t websocket_backlog_limit_bytes = 32 * 1024 * 1024;
     double write_frames_per_second = 5'000;
     std::size_t response_chunk_bytes = 64 * 1024;
 };

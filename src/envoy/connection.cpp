@@ -98,9 +98,14 @@ asio::awaitable<void> write_loop(std::shared_ptr<EnvoyState> st, Transport* tran
                 co_await st->clock.sleep_for(wait);
             if (st->tunnel_outbox.empty())
                 continue;
-            Bytes frame = std::move(st->tunnel_outbox.front());
+            TunnelFrame frame = std::move(st->tunnel_outbox.front());
             st->tunnel_outbox.pop_front();
-            if (!co_await write(frame))
+            if (frame.backlog) {
+                frame.backlog->bytes -= frame.bytes.size();
+                if (frame.backlog->dropped)
+                    continue;  // its socket was closed for its backlog
+            }
+            if (!co_await write(frame.bytes))
                 co_return;
             continue;
         }
@@ -179,7 +184,7 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
     for (auto& b : st->outbox)
         st->recycle(std::move(b));
     st->outbox.clear();
-    st->tunnel_outbox.clear();
+    EnvoyState::discard_tunnel_frames(st->tunnel_outbox);
     st->outbox.push_back(st->encode(metadata_message(st->config)));
 
     auto writer = rt::spawn(st->executor, write_loop(st, transport.get()));
@@ -308,7 +313,7 @@ void on_connection_lost(EnvoyState& st) {
     for (auto& b : st.outbox)
         st.recycle(std::move(b));
     st.outbox.clear();
-    st.tunnel_outbox.clear();
+    EnvoyState::discard_tunnel_frames(st.tunnel_outbox);
     if (was_connected && st.callbacks)
         st.callbacks->on_disconnect(st.handle());
     if (!st.lost_timer_running && !st.shutting_down) {

@@ -88,14 +88,26 @@ bool EnvoyState::send(const proto::ToRivet& message) {
     return true;
 }
 
-void EnvoyState::send_tunnel(proto::ToRivetTunnelMessage message) {
+void EnvoyState::send_tunnel(proto::ToRivetTunnelMessage message,
+                             std::shared_ptr<WsBacklog> backlog) {
     proto::ToRivet out{std::move(message)};
+    TunnelFrame frame{encode(out), std::move(backlog)};
+    if (frame.backlog)
+        frame.backlog->bytes += frame.bytes.size();
     if (connected) {
-        tunnel_outbox.push_back(encode(out));
+        tunnel_outbox.push_back(std::move(frame));
         outbox_ready.notify_one();
     } else {
-        offline_tunnel.push_back(encode(out));
+        offline_tunnel.push_back(std::move(frame));
     }
+}
+
+void EnvoyState::discard_tunnel_frames(std::deque<TunnelFrame>& frames) {
+    for (auto& f : frames) {
+        if (f.backlog)
+            f.backlog->bytes -= f.bytes.size();
+    }
+    frames.clear();
 }
 
 std::optional<ActorKey> EnvoyState::find_actor(const std::string& actor_id,

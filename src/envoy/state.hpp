@@ -104,6 +104,20 @@ struct HttpStream {
     rt::Notify window;  // response credit came back, or the request was aborted
 };
 
+// Bytes of one WebSocket's frames queued in the envoy and not yet written to the engine; shared
+// by the socket and its queued frames (which outlive a closed socket). `dropped`: the socket was
+// closed for its backlog and what it still has queued is skipped, not written.
+struct WsBacklog {
+    std::size_t bytes = 0;
+    bool dropped = false;
+};
+
+// A tunnel frame waiting for the writer, with its socket's backlog (null for HTTP frames).
+struct TunnelFrame {
+    Bytes bytes;
+    std::shared_ptr<WsBacklog> backlog;
+};
+
 struct WsStream {
     std::string actor_id;
     std::uint32_t generation = 0;
@@ -119,6 +133,7 @@ struct WsStream {
     std::optional<std::uint16_t> last_in_index;
     // The last index acked to the gateway; a hibernating socket resumes from here.
     std::optional<std::uint16_t> last_acked_index;
+    std::shared_ptr<WsBacklog> backlog = std::make_shared<WsBacklog>();
 };
 
 struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
@@ -138,7 +153,7 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     std::optional<proto::ProtocolMetadata> metadata;
     rt::Clock::time_point last_received{};
     std::deque<Bytes> outbox;         // control frames, written first
-    std::deque<Bytes> tunnel_outbox;  // tunnel frames, paced (EnvoyConfig::write_frames_per_second)
+    std::deque<TunnelFrame> tunnel_outbox;  // tunnel frames, paced (EnvoyConfig::write_frames_per_second)
     std::vector<Bytes> spare_buffers;
     rt::Notify outbox_ready;
     rt::JoinHandle<void> lost_timer;
@@ -174,7 +189,7 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     // Tunnel.
     std::map<std::uint64_t, std::shared_ptr<HttpStream>> http;
     std::map<std::uint64_t, std::shared_ptr<WsStream>> websockets;
-    std::deque<Bytes> offline_tunnel;
+    std::deque<TunnelFrame> offline_tunnel;
 
     EnvoyHandle handle() { return EnvoyHandle(shared_from_this()); }
 
@@ -182,8 +197,12 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     bool send(const proto::ToRivet& message);
     Bytes encode(const proto::ToRivet& message);
     void recycle(Bytes buffer);
-    // Tunnel frames wait for the next connection instead of being dropped.
-    void send_tunnel(proto::ToRivetTunnelMessage message);
+    // Tunnel frames wait for the next connection instead of being dropped. A WebSocket's frames
+    // count in its `backlog` until written.
+    void send_tunnel(proto::ToRivetTunnelMessage message,
+                     std::shared_ptr<WsBacklog> backlog = nullptr);
+    // Drops queued tunnel frames (a connection's end), releasing their sockets' backlogs.
+    static void discard_tunnel_frames(std::deque<TunnelFrame>& frames);
 
     // The newest generation of `actor_id` on this envoy, or `generation` if given and known.
     std::optional<ActorKey> find_actor(const std::string& actor_id,

@@ -19,7 +19,7 @@ namespace {
 
 void send_ws(EnvoyState& st, WsStream& ws, proto::ToRivetTunnelMessageKind kind) {
     proto::MessageId mid{ws.id.gateway_id, ws.id.request_id, ws.next_out_index++};
-    st.send_tunnel(proto::ToRivetTunnelMessage{mid, std::move(kind)});
+    st.send_tunnel(proto::ToRivetTunnelMessage{mid, std::move(kind)}, ws.backlog);
 }
 
 void send_close(EnvoyState& st, const TunnelId& id, std::uint16_t code, std::string reason) {
@@ -178,6 +178,26 @@ void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool b
     auto it = st.websockets.find(id.key());
     if (it == st.websockets.end() || it->second->hibernating)
         return;
+    const std::size_t limit = st.config.websocket_backlog_limit_bytes;
+    if (limit > 0 && it->second->backlog->bytes + data.size() > limit) {
+        // A reader slower than its writer (or an engine that stopped reading): rather than hold
+        // an ever-growing queue, close the socket. What it still had queued is skipped, the
+        // gateway gets the close, and the listener hears it like any close.
+        auto ws = it->second;
+        log::warn("websocket closed: outgoing backlog over its limit",
+                  {{"actor_id", ws->actor_id},
+                   {"backlog_bytes", static_cast<unsigned long long>(ws->backlog->bytes)},
+                   {"limit_bytes", static_cast<unsigned long long>(limit)}});
+        ws->backlog->dropped = true;
+        st.websockets.erase(it);
+        ws->backlog = std::make_shared<WsBacklog>();  // the close itself is not skipped
+        send_ws(st, *ws,
+                proto::ToRivetTunnelMessageKind{
+                    proto::ToRivetWebSocketClose{1011, "ws.outgoing_backlog_full", false}});
+        if (auto listener = ws->listener)
+            listener->on_close(CloseFrame{1011, "ws.outgoing_backlog_full"});
+        return;
+    }
     send_ws(
         st, *it->second,
         proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketMessage{std::move(data), binary}});

@@ -706,6 +706,65 @@ TEST(EnvoyWebSocket, TunnelBurstsArePacedAndControlFramesOvertakeThem) {
     }(e));
 }
 
+// A socket whose frames queue faster than they leave (here: an engine taking 10 frames/s) is
+// closed once its backlog would pass the limit, instead of growing the host's memory: the
+// listener hears 1011 ws.outgoing_backlog_full, what the socket still had queued is skipped, and
+// the gateway gets the close.
+TEST(EnvoyWebSocket, ASocketWhoseBacklogPassesTheLimitIsClosedAndItsQueueSkipped) {
+    Env e;
+    e.config.write_burst_frames = 1;
+    e.config.write_frames_per_second = 10;
+    e.config.websocket_backlog_limit_bytes = 2'000;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+
+        constexpr int kMessages = 200;
+        const std::string payload(40, 'x');
+        for (int i = 1; i <= kMessages; ++i) {
+            conn->push(tunnel(kRequest, static_cast<std::uint16_t>(i),
+                              proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{
+                                  to_bytes(payload), false}}));
+        }
+        RecordingCallbacks* cb = env.cb.get();
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
+                                        [cb] { return !cb->ws->closes.empty(); }));
+        if (!cb->ws->closes.empty()) {
+            EXPECT_EQ(cb->ws->closes.front().code, 1011);
+            EXPECT_EQ(cb->ws->closes.front().reason, "ws.outgoing_backlog_full");
+        }
+        // The engine gets the close and nothing of the skipped backlog.
+        int echoes = 0;
+        std::optional<proto::ToRivetWebSocketClose> closed;
+        while (!closed) {
+            auto m = co_await conn->next(env.clock(), 30'000ms);
+            if (!m)
+                break;
+            auto* t = m->get_if<proto::ToRivetTunnelMessage>();
+            if (t == nullptr)
+                continue;
+            if (t->message_kind.is<proto::ToRivetWebSocketMessage>())
+                ++echoes;
+            if (auto* c = t->message_kind.get_if<proto::ToRivetWebSocketClose>())
+                closed = *c;
+        }
+        EXPECT_TRUE(closed.has_value());
+        if (closed) {
+            EXPECT_EQ(closed->code, 1011);
+            EXPECT_EQ(closed->reason, "ws.outgoing_backlog_full");
+        }
+        // At most what had left before the close (here none: the 200 arrived in one turn).
+        EXPECT_LT(echoes, 2'000 / 40);
+        auto after = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), 10'000ms);
+        EXPECT_FALSE(after.has_value());
+        co_await finish(env, handle);
+    }(e));
+}
+
 // A listener that acks after persisting leaves a message un-acked when its actor is entering
 // sleep; the gateway sends it again after the wake and it must be delivered then, not dropped as a
 // duplicate of what the envoy had already handed over.
