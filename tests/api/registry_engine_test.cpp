@@ -109,6 +109,15 @@ TEST(HostRegistry, ServesTheInspectorUiWithoutTheTokenAndKeepsTheDataPathsBehind
         return r.ok() ? std::move(r).value() : HttpResult{};
     };
 
+    // Create the actor with an action first, as every other engine test does: in two of four
+    // loaded runs a GET that had to create the actor never reached the host (no "actor started"
+    // in 30 s), so the UI requests below go to a running actor.
+    auto created = http_request((*engine)->guard_port(), "POST",
+                                gateway_target("tally", "ui", "/action/add"), R"({"args":[1]})",
+                                {{"content-type", "application/json"}});
+    ASSERT_TRUE(created.ok()) << created.error().to_string();
+    ASSERT_EQ(created->status, 200u) << created->body;
+
     auto index = get("/inspector/ui/?theme=dark");
     ASSERT_EQ(index.status, 200u) << index.body;
     EXPECT_EQ(index.header("content-type").value_or(""), "text/html; charset=utf-8");

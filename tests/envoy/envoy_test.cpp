@@ -106,6 +106,23 @@ asio::awaitable<void> start_actor(Env& env, FakeConnection& conn, std::uint32_t 
 
 const TunnelId kRequest{{1, 2, 3, 4}, {5, 6, 7, 8}};
 
+// Opens a WebSocket (kRequest, "/ws") on the running actor; the envoy's open, if it answered.
+asio::awaitable<std::optional<proto::ToRivetWebSocketOpen>> open_socket(Env& env,
+                                                                       FakeConnection& conn) {
+    proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
+    conn.push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
+    auto opened = co_await conn.next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+    auto* o = opened ? opened->message_kind.get_if<proto::ToRivetWebSocketOpen>() : nullptr;
+    co_return o != nullptr ? std::optional(*o) : std::nullopt;
+}
+
+// A client's text message on kRequest.
+proto::ToEnvoy client_message(std::uint16_t index, std::string text) {
+    return tunnel(kRequest, index,
+                  proto::ToEnvoyTunnelMessageKind{
+                      proto::ToEnvoyWebSocketMessage{to_bytes(text), false}});
+}
+
 }  // namespace
 
 TEST(EnvoyProtocol, ConnectTargetAndCloseReasons) {
@@ -497,14 +514,9 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
-        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
-        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-        auto* o = opened ? opened->message_kind.get_if<proto::ToRivetWebSocketOpen>() : nullptr;
-        EXPECT_TRUE(o && o->can_hibernate);
-        conn->push(tunnel(kRequest, 1,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("ping-1"), false}}));
+        auto opened = co_await open_socket(env, *conn);
+        EXPECT_TRUE(opened && opened->can_hibernate);
+        conn->push(client_message(1, "ping-1"));
         bool acked = false, echoed = false;
         for (int i = 0; i < 2; ++i) {
             auto m = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
@@ -529,12 +541,8 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
         auto reopened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
         EXPECT_TRUE(reopened && reopened->message_kind.is<proto::ToRivetWebSocketOpen>());
         EXPECT_EQ(env.cb->ws->restores, 1);
-        conn->push(tunnel(kRequest, 1,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("dup"), false}}));
-        conn->push(tunnel(kRequest, 2,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("ping-2"), false}}));
+        conn->push(client_message(1, "dup"));
+        conn->push(client_message(2, "ping-2"));
         RecordingCallbacks* cb = env.cb.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->ws->received.size() >= 2; }));
@@ -554,10 +562,7 @@ TEST(EnvoyWebSocket, HibernatableSocketStaysOpenWhenItsActorMovesAndClosesOnDest
         e.rt.block_on([reason](Env& env) -> asio::awaitable<void> {
             auto [handle, conn] = co_await connect(env);
             co_await start_actor(env, *conn, 1);
-            proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
-            conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
-            auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-            EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+            EXPECT_TRUE(co_await open_socket(env, *conn));
 
             conn->push(stop_command(kActor, 1, 2, reason));
             auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
@@ -617,12 +622,8 @@ TEST(EnvoyWebSocket, SocketOpenedByAnotherProcessIsRestoredFromPersistedMetadata
 
         // Index 3 was made durable before the restart: the gateway's re-send of it is a
         // duplicate, 4 is the next message.
-        conn->push(tunnel(kRequest, 3,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("old"), false}}));
-        conn->push(tunnel(kRequest, 4,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("next"), false}}));
+        conn->push(client_message(3, "old"));
+        conn->push(client_message(4, "next"));
         RecordingCallbacks* cb = env.cb.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return !cb->ws->received.empty(); }));
@@ -657,16 +658,11 @@ TEST(EnvoyWebSocket, TunnelBurstsArePacedAndControlFramesOvertakeThem) {
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
-        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
-        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+        EXPECT_TRUE(co_await open_socket(env, *conn));
 
         constexpr int kMessages = 600;
         for (int i = 1; i <= kMessages; ++i) {
-            conn->push(tunnel(kRequest, static_cast<std::uint16_t>(i),
-                              proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{
-                                  to_bytes("m" + std::to_string(i)), false}}));
+            conn->push(client_message(static_cast<std::uint16_t>(i), "m" + std::to_string(i)));
         }
         const auto started = env.clock().now();
         RecordingCallbacks* cb = env.cb.get();
@@ -718,17 +714,12 @@ TEST(EnvoyWebSocket, ASocketWhoseBacklogPassesTheLimitIsClosedAndItsQueueSkipped
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
-        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
-        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
+        EXPECT_TRUE(co_await open_socket(env, *conn));
 
         constexpr int kMessages = 200;
         const std::string payload(40, 'x');
         for (int i = 1; i <= kMessages; ++i) {
-            conn->push(tunnel(kRequest, static_cast<std::uint16_t>(i),
-                              proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{
-                                  to_bytes(payload), false}}));
+            conn->push(client_message(static_cast<std::uint16_t>(i), payload));
         }
         RecordingCallbacks* cb = env.cb.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
@@ -775,16 +766,9 @@ TEST(EnvoyWebSocket, UnackedMessageIsRedeliveredAfterWakeNotDroppedAsDuplicate) 
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
         auto [handle, conn] = co_await connect(env);
         co_await start_actor(env, *conn, 1);
-        proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
-        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
-        auto opened = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
-        EXPECT_TRUE(opened && opened->message_kind.is<proto::ToRivetWebSocketOpen>());
-        conn->push(tunnel(kRequest, 1,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("one"), false}}));
-        conn->push(tunnel(kRequest, 2,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("defer:two"), false}}));
+        EXPECT_TRUE(co_await open_socket(env, *conn));
+        conn->push(client_message(1, "one"));
+        conn->push(client_message(2, "defer:two"));
         RecordingCallbacks* cb = env.cb.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->ws->received.size() >= 2; }));
@@ -797,12 +781,8 @@ TEST(EnvoyWebSocket, UnackedMessageIsRedeliveredAfterWakeNotDroppedAsDuplicate) 
         hibernating.push_back(kRequest);
         co_await start_actor(env, *conn, 2, hibernating);
         // The gateway redelivers everything after the last ack: index 2.
-        conn->push(tunnel(kRequest, 2,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("two"), false}}));
-        conn->push(tunnel(kRequest, 3,
-                          proto::ToEnvoyTunnelMessageKind{
-                              proto::ToEnvoyWebSocketMessage{to_bytes("three"), false}}));
+        conn->push(client_message(2, "two"));
+        conn->push(client_message(3, "three"));
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->ws->received.size() >= 4; }));
         EXPECT_EQ(cb->ws->received,
