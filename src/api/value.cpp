@@ -37,32 +37,27 @@ bool needs_compat_form(const Json& v) {
     }
 }
 
-// Whether `v` holds an integer a JavaScript CBOR encoder would write as a float64.
+// Whether `v` is an integer a JavaScript CBOR encoder would write as a float64.
+bool is_js_float_integer(const Json& v) {
+    if (v.is_number_unsigned())
+        return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX) &&
+               core::registry::js_writes_as_float(static_cast<std::int64_t>(v.get<std::uint64_t>()));
+    return v.is_number_integer() && core::registry::js_writes_as_float(v.get<std::int64_t>());
+}
+
 bool has_js_float_integer(const Json& v) {
-    switch (v.type()) {
-        case Json::value_t::number_integer:
-            return core::registry::js_writes_as_float(v.get<std::int64_t>());
-        case Json::value_t::number_unsigned:
-            return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX) &&
-                   core::registry::js_writes_as_float(static_cast<std::int64_t>(v.get<std::uint64_t>()));
-        case Json::value_t::array:
-        case Json::value_t::object:
-            for (const auto& item : v) {
-                if (has_js_float_integer(item))
-                    return true;
-            }
-            return false;
-        default:
-            return false;
+    if (!v.is_structured())
+        return is_js_float_integer(v);
+    for (const auto& item : v) {
+        if (has_js_float_integer(item))
+            return true;
     }
+    return false;
 }
 
 void write_js_float_integers(Json& v) {
-    if (v.is_number_integer()) {
-        const auto n = v.is_number_unsigned() ? static_cast<std::int64_t>(v.get<std::uint64_t>())
-                                              : v.get<std::int64_t>();
-        if (core::registry::js_writes_as_float(n))
-            v = static_cast<double>(n);
+    if (is_js_float_integer(v)) {
+        v = v.get<double>();
     } else if (v.is_structured()) {
         for (auto& item : v)
             write_js_float_integers(item);

@@ -102,13 +102,10 @@ envoy::HttpResponse serve_ui_bundle(const UiBundle* bundle, std::string_view pat
         return bundle->tab_css.empty() ? not_found()
                                        : with_body(200, "text/css; charset=utf-8", bundle->tab_css);
     std::string rel = path == "/inspector/ui" ? "" : std::string(path.substr(kUiPrefix.size()));
-    if (rel.empty() || rel.back() == '/') {
+    if (rel.empty() || rel.back() == '/')
         rel += "index.html";
-        if (rel != "index.html" && unsafe(rel))
-            return not_found();
-    } else if (unsafe(rel)) {
+    if (unsafe(rel))
         return not_found();
-    }
     const UiFile* file = bundle->find(rel);
     if (file == nullptr)
         return not_found();
