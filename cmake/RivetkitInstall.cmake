@@ -67,7 +67,7 @@ install(TARGETS ${rivetkit_export_list}
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rivetkit
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(layer base bare runtime envoy core)
+foreach(layer base bare runtime envoy sqlite core)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${layer}
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp")

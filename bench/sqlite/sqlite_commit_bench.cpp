@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/actor/sqlite_database.hpp"
-#include "core/actor/sqlite_envoy_store.hpp"
+#include "sqlite/database.hpp"
+#include "sqlite/envoy_store.hpp"
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 
@@ -26,7 +26,7 @@ using rivetkit::Status;
 using rivetkit::testing::EngineHarness;
 using namespace rivetkit::envoy;
 using namespace rivetkit::envoy::testing;
-namespace sql = rivetkit::core::sqlite;
+namespace sql = rivetkit::sqlite;
 
 namespace {
 

@@ -3,24 +3,24 @@
 // first use, pages stored in the engine), whose query / run / exec / transaction calls return
 // Result<...> with sqlite/* errors. Rows convert to JSON objects keyed by column name.
 
-#include "core/actor/sqlite_database.hpp"
-#include "core/actor/sqlite_json.hpp"
+#include "sqlite/database.hpp"
+#include "sqlite/json.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
 
-using Database = core::sqlite::Database;
-using SqlValue = core::sqlite::Value;
-using SqlRows = core::sqlite::QueryResult;
+using Database = sqlite::Database;
+using SqlValue = sqlite::Value;
+using SqlRows = sqlite::QueryResult;
 
 // NULL → null, INTEGER / REAL → number, TEXT → string, BLOB → binary.
 inline Json sql_value_to_json(const SqlValue& value) {
-    return core::sqlite::value_to_json<Json>(value);
+    return sqlite::value_to_json<Json>(value);
 }
 
 // [{column: value, ...}, ...]; a later column of the same name wins.
 inline Json sql_rows_to_json(const SqlRows& rows) {
-    return core::sqlite::rows_to_json<Json>(rows);
+    return sqlite::rows_to_json<Json>(rows);
 }
 
 }  // namespace rivetkit

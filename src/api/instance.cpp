@@ -120,7 +120,7 @@ void InstanceCore::destroy() const {
     ctx_->destroy().value();
 }
 const core::Kv& InstanceCore::kv() const {
-    return ctx_->kv();
+    return ctx_->user_kv();
 }
 std::vector<Conn> InstanceCore::conns() const {
     std::vector<Conn> out;

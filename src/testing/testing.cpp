@@ -17,7 +17,7 @@
 #include "core/actor/keys.hpp"
 #include "core/actor/kv.hpp"
 #include "core/actor/persist.hpp"
-#include "core/actor/sqlite_vfs.hpp"
+#include "sqlite/vfs.hpp"
 #include "core/actor/task.hpp"
 #include "core/registry/actor_requests.hpp"
 #include "core/registry/registry.hpp"
@@ -109,7 +109,7 @@ class GenerationKv final : public core::KvBackend {
 };
 
 // SQLite pages of one actor. Called from SQLite's worker threads.
-class MemoryPages final : public core::sqlite::PageStore {
+class MemoryPages final : public sqlite::PageStore {
   public:
     Result<std::vector<std::optional<Bytes>>> get_pages(
         const std::vector<std::uint32_t>& pgnos) override {

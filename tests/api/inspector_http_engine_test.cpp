@@ -101,7 +101,7 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
     EXPECT_TRUE(s["connections"].is_array());
     EXPECT_EQ(s["rpcs"], json::array({"add", "fail", "get", "goToSleep"})) << summary.body;
     EXPECT_EQ(s["queueSize"], 0);
-    EXPECT_EQ(s["isDatabaseEnabled"], false);
+    EXPECT_EQ(s["isDatabaseEnabled"], true);  // the internal storage lives in SQLite
     EXPECT_EQ(s["isWorkflowEnabled"], false);
     EXPECT_TRUE(s["workflowHistory"].is_null());
     EXPECT_EQ(body_of(inspector("GET", "workflow-history")),

@@ -43,10 +43,10 @@ TEST(Dashboard, InspectsCppActorsStateConnectionsQueueSchedulesAndDatabase) {
     EXPECT_EQ(r["failures"], json::array()) << r.dump(2);
     const json& s = r["steps"];
 
-    // counter: the tabs the TypeScript host's counter has, but Database (its state lives in
-    // SQLite there, in KV here) and no Workflow tab.
-    EXPECT_EQ(s["counterTabs"],
-              json::array({"State", "Queue", "Schedules", "Connections", "Console", "Metadata"}));
+    // counter: exactly the tabs the TypeScript host's counter has (Database too: both keep an
+    // actor's state in its SQLite database) and no Workflow tab.
+    EXPECT_EQ(s["counterTabs"], json::array({"State", "Database", "Queue", "Schedules",
+                                             "Connections", "Console", "Metadata"}));
     EXPECT_EQ(s["stateShown"], true);
     EXPECT_EQ(s["stateFollowsClientAction"], true);
     EXPECT_EQ(s["stateEditSaved"], true);

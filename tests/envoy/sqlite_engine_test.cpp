@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/actor/sqlite_database.hpp"
-#include "core/actor/sqlite_envoy_store.hpp"
+#include "sqlite/database.hpp"
+#include "sqlite/envoy_store.hpp"
 #include "engine_harness.hpp"
 #include "live_envoy.hpp"
 
@@ -84,7 +84,7 @@ std::optional<Result<std::optional<std::uint64_t>>> commit(LiveEnvoy& envoy, std
         });
 }
 
-namespace sql = rivetkit::core::sqlite;
+namespace sql = rivetkit::sqlite;
 
 // Puts `actor` to sleep and wakes it through the gateway; the generation it woke as, or 0 when
 // the stop, the wake request or the new start did not happen.

@@ -90,7 +90,8 @@ TEST_F(InspectorInterop, OfficialCodecDrivesTheInspectorSocket) {
     EXPECT_EQ(init["rpcs"], json::array({"increment", "getCount"}));
     EXPECT_EQ(init["connections"], 0);
     EXPECT_EQ(init["queueSize"], 0);
-    EXPECT_EQ(init["isDatabaseEnabled"], false);
+    // Every actor keeps its state in its SQLite database (as rivetkit 2.3.19), so the tab shows.
+    EXPECT_EQ(init["isDatabaseEnabled"], true);
     // The counter answers workflow history with None, which upstream reads as enabled.
     EXPECT_EQ(init["isWorkflowEnabled"], true);
     EXPECT_EQ(init["tabConfig"], json::array());
@@ -178,22 +179,34 @@ TEST_F(InspectorInterop, DatabaseTabShowsTheActorsSqliteTables) {
     auto r = scenario("inspector-db", {"--key", "inspector-db"});
     EXPECT_EQ(r["isDatabaseEnabled"], true) << r.dump(2);
     EXPECT_EQ(r["schemaRid"], 1);
-    const json expected_tables = json::array({json{
+    // The user's table, after the internal storage's (rivetkit 2.3.19 shows both).
+    const json expected_entries = json{
         {"table", {{"schema", "main"}, {"name", "entries"}, {"type", "table"}}},
         {"columns",
          json::array({json{{"name", "id"}, {"type", "INTEGER"}, {"pk", 1}},
                       json{{"name", "text"}, {"type", "TEXT"}, {"pk", 0}},
                       json{{"name", "pad"}, {"type", "BLOB"}, {"pk", 0}}})},
         {"foreignKeys", json::array()},
-        {"records", 2}}});
-    EXPECT_EQ(r["tables"], expected_tables) << r.dump(2);
+        {"records", 2}};
+    ASSERT_TRUE(r["tables"].is_array() && !r["tables"].empty()) << r.dump(2);
+    EXPECT_EQ(r["tables"].back(), expected_entries) << r.dump(2);
+    const json internal_tables = json::array(
+        {"_rivet_actor", "_rivet_actor_state", "_rivet_conn_state", "_rivet_conns", "_rivet_meta",
+         "_rivet_queue", "_rivet_runtime", "_rivet_schedule_events", "_rivet_schedule_history",
+         "_rivet_user_kv", "_rivet_wf_kv"});
+    json listed = json::array();
+    for (const auto& t : r["tables"])
+        listed.push_back(t["table"]["name"]);
+    json expected_names = internal_tables;
+    expected_names.push_back("entries");
+    EXPECT_EQ(listed, expected_names) << r.dump(2);
     // offset 1: the second row only.
     EXPECT_EQ(r["rows"], json({{"rid", 2},
                                {"rows", json::array({json{{"id", 2}, {"text", "beta"}, {"pad", nullptr}}})}}))
         << r.dump(2);
     EXPECT_NE(r.value("missingTable", std::string{}).find("no_such_table"), std::string::npos)
         << r.dump(2);
-    EXPECT_EQ(r["httpSchemaTables"], json::array({"entries"}));
+    EXPECT_EQ(r["httpSchemaTables"], expected_names);
     EXPECT_EQ(r["httpRows"], json::array({json{{"id", 1}, {"text", "alpha"}, {"pad", nullptr}}}))
         << r.dump(2);
     EXPECT_EQ(r["executeStatus"], 200);

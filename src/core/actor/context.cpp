@@ -1,6 +1,7 @@
 #include "core/actor/context.hpp"
 
 #include "base/log.hpp"
+#include "core/actor/internal_storage.hpp"
 
 namespace rivetkit::core {
 
@@ -75,6 +76,8 @@ ActorContext::ActorContext(boost::asio::any_io_executor executor, rt::Clock& clo
     p_->executor = std::move(executor);
     p_->clock = &clock;
     p_->kv = std::move(kv);
+    if (p_->kv.configured())
+        p_->user_kv = Kv(std::make_shared<UserKv>(p_->kv.shared_backend()), p_->actor_id);
 }
 
 std::optional<ActorContext> WeakActorContext::upgrade() const {

@@ -71,10 +71,12 @@ enum class RegionKind : std::uint8_t {
 struct QueueState;
 class ActorMetrics;
 class ActorSqlite;
-namespace sqlite {
+}  // namespace rivetkit::core
+namespace rivetkit::sqlite {
 class Database;
 class PageStore;
-}  // namespace sqlite
+}  // namespace rivetkit::sqlite
+namespace rivetkit::core {
 
 struct ActorContextInner {
     // Identity and plumbing.
@@ -85,6 +87,7 @@ struct ActorContextInner {
     boost::asio::any_io_executor executor;
     rt::Clock* clock = nullptr;
     Kv kv;
+    Kv user_kv;  // kv's records under [4] (internal_storage.hpp UserKv)
     std::shared_ptr<ActorSqlite> sqlite;  // sqlite.cpp
     ActorConfig config;
     std::shared_ptr<EnvoyLink> envoy;
@@ -261,7 +264,9 @@ class ActorContext {
     const std::string& region() const noexcept { return p_->region; }
     const boost::asio::any_io_executor& executor() const noexcept { return p_->executor; }
     rt::Clock& clock() const noexcept { return *p_->clock; }
+    // The actor's records (core use). user_kv(): the user KV API, the same store under [4].
     const Kv& kv() const noexcept { return p_->kv; }
+    const Kv& user_kv() const noexcept { return p_->user_kv; }
     const ActorConfig& config() const noexcept { return p_->config; }
     void configure(ActorConfig config) const { p_->config = std::move(config); }
     WeakActorContext downgrade() const { return WeakActorContext(p_); }
@@ -277,6 +282,8 @@ class ActorContext {
     // MARK: SQLite (sqlite.cpp). Configure after configure_envoy (the name includes the
     // generation). db() opens the database on first use; cleanup_sqlite() is a shutdown step.
     void configure_sqlite(std::shared_ptr<sqlite::PageStore> store) const;
+    // The same with a database made by the caller (whose storage may already hold it).
+    void configure_sqlite(std::shared_ptr<ActorSqlite> database) const;
     Task<Result<std::shared_ptr<sqlite::Database>>> db() const;
     Task<void> cleanup_sqlite() const;
     // Whether db() has opened the database in this generation (and it is not closed yet).

@@ -63,6 +63,7 @@ class Kv {
     bool configured() const noexcept { return backend_ != nullptr; }
     const std::string& actor_id() const noexcept { return actor_id_; }
     KvBackend* backend() const noexcept { return backend_.get(); }
+    const std::shared_ptr<KvBackend>& shared_backend() const noexcept { return backend_; }
     // Counts this handle's operations (rivetkit_actor_kv_operations_total); set by metrics_of.
     void set_metrics(std::shared_ptr<ActorMetrics> metrics) { metrics_ = std::move(metrics); }
 

@@ -184,6 +184,7 @@ ActorMetrics& metrics_of(const ActorContext& ctx) {
     if (!slot) {
         slot = std::make_shared<ActorMetrics>(ctx.name());
         ctx.inner()->kv.set_metrics(slot);
+        ctx.inner()->user_kv.set_metrics(slot);
     }
     return *slot;
 }

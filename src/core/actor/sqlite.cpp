@@ -47,6 +47,10 @@ void ActorContext::configure_sqlite(std::shared_ptr<sqlite::PageStore> store) co
     p_->sqlite = std::make_shared<ActorSqlite>(std::move(name), std::move(store));
 }
 
+void ActorContext::configure_sqlite(std::shared_ptr<ActorSqlite> database) const {
+    p_->sqlite = std::move(database);
+}
+
 ActorContext::Task<Result<std::shared_ptr<sqlite::Database>>> ActorContext::db() const {
     auto sqlite = p_->sqlite;
     if (!sqlite)

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "core/actor/sqlite_database.hpp"
+#include "sqlite/database.hpp"
 #include "runtime/notify.hpp"
 
 namespace rivetkit::core {

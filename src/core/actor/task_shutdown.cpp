@@ -256,12 +256,13 @@ boost::asio::awaitable<Status> ActorTask::run_shutdown(ShutdownKind reason) {
         (*hook)(ctx, shutdown_kind_label(reason));
     co_await ctx.wait_for_pending_state_writes();
     log_step(ctx.actor_id(), reason, "wait_for_pending_state_writes");
-    co_await ctx.cleanup_sqlite();
-    log_step(ctx.actor_id(), reason, "cleanup_sqlite");
     ctx.sync_alarm();
     log_step(ctx.actor_id(), reason, "sync_alarm");
     co_await ctx.wait_for_pending_alarm_writes();
     log_step(ctx.actor_id(), reason, "wait_for_pending_alarm_writes");
+    // Last: the alarm's [6] record lives in the database too.
+    co_await ctx.cleanup_sqlite();
+    log_step(ctx.actor_id(), reason, "cleanup_sqlite");
     if (reason == ShutdownKind::Sleep) {
         // The engine alarm stays armed so the actor wakes for its next scheduled event.
         ctx.cancel_local_alarm_timeouts();

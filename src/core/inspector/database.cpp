@@ -6,7 +6,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "core/actor/sqlite_json.hpp"
+#include "sqlite/json.hpp"
 
 namespace rivetkit::core::inspector {
 

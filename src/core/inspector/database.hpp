@@ -18,7 +18,7 @@
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "core/actor/context.hpp"
-#include "core/actor/sqlite_database.hpp"
+#include "sqlite/database.hpp"
 
 namespace rivetkit::core::inspector {
 

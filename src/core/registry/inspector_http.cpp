@@ -77,25 +77,25 @@ envoy::HttpResponse invalid_request(std::string_view message) {
 }
 
 // A JSON scalar as an SQLite value (booleans as 0/1, as SQLite stores them); nullopt otherwise.
-std::optional<core::sqlite::Value> sql_value(const nlohmann::json& v) {
+std::optional<sqlite::Value> sql_value(const nlohmann::json& v) {
     if (v.is_null())
-        return core::sqlite::Value{std::monostate{}};
+        return sqlite::Value{std::monostate{}};
     if (v.is_boolean())
-        return core::sqlite::Value{std::int64_t{v.get<bool>() ? 1 : 0}};
+        return sqlite::Value{std::int64_t{v.get<bool>() ? 1 : 0}};
     if (v.is_number_integer() &&
         !(v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffffffffffull))
-        return core::sqlite::Value{v.get<std::int64_t>()};
+        return sqlite::Value{v.get<std::int64_t>()};
     if (v.is_number())
-        return core::sqlite::Value{v.get<double>()};
+        return sqlite::Value{v.get<double>()};
     if (v.is_string())
-        return core::sqlite::Value{v.get<std::string>()};
+        return sqlite::Value{v.get<std::string>()};
     return std::nullopt;
 }
 
 struct ExecuteBody {
     std::string sql;
-    std::vector<core::sqlite::Value> args;
-    std::optional<core::sqlite::NamedValues> properties;
+    std::vector<sqlite::Value> args;
+    std::optional<sqlite::NamedValues> properties;
 };
 
 // POST /inspector/database/execute's body: {"sql": str, "args"?: [values],
@@ -126,7 +126,7 @@ Result<ExecuteBody> parse_execute_body(const Bytes& body) {
         if (!p->is_object())
             return Error("actor", "invalid_request",
                          "Invalid inspector request `properties`: must be an object");
-        core::sqlite::NamedValues named;
+        sqlite::NamedValues named;
         for (const auto& [key, v] : p->items()) {
             auto value = sql_value(v);
             if (!value)

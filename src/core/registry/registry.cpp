@@ -4,7 +4,9 @@
 
 #include "base/log.hpp"
 #include "core/actor/envoy_kv.hpp"
-#include "core/actor/sqlite_envoy_store.hpp"
+#include "core/actor/internal_storage.hpp"
+#include "core/actor/sqlite.hpp"
+#include "sqlite/envoy_store.hpp"
 #include "core/actor/metrics.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/persist.hpp"
@@ -166,34 +168,6 @@ std::optional<ActorContext> CoreRegistry::actor_context(const std::string& actor
 
 namespace {
 
-PreloadedKv preloaded_from_envoy(const envoy::PreloadedKv& kv) {
-    std::vector<KvEntry> entries;
-    entries.reserve(kv.entries.size());
-    for (const auto& e : kv.entries)
-        entries.emplace_back(e.key, e.value);
-    return PreloadedKv(std::move(entries), kv.requested_get_keys, kv.requested_prefixes);
-}
-
-// Key [1] from the start command's preload bundle, with upstream's tri-state.
-Result<PreloadedPersistedActor> preloaded_persisted_actor(const envoy::PreloadedKv* kv) {
-    if (kv == nullptr)
-        return PreloadedPersistedActor::no_bundle();
-    const Bytes key = keys::to_bytes(keys::kPersistData);
-    for (const auto& e : kv->entries) {
-        if (e.key == key) {
-            auto decoded = decode_persisted_actor(e.value);
-            if (!decoded.ok())
-                return std::move(decoded).error();
-            return PreloadedPersistedActor::some(std::move(decoded).value());
-        }
-    }
-    for (const auto& requested : kv->requested_get_keys) {
-        if (requested == key)
-            return PreloadedPersistedActor::bundle_exists_but_empty();
-    }
-    return PreloadedPersistedActor::no_bundle();
-}
-
 ShutdownKind shutdown_kind(envoy::StopReason reason) {
     switch (reason) {
         case envoy::StopReason::stop_intent:
@@ -232,25 +206,22 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
         starting->done.notify_waiters();
     };
 
-    auto preloaded_actor = preloaded_persisted_actor(
-        start.preloaded_kv ? &*start.preloaded_kv : nullptr);
-    if (!preloaded_actor.ok()) {
-        Error error = std::move(preloaded_actor).error();
-        log::error("actor start failed: undecodable preloaded state",
-                   {{"actor_id", actor_id}, {"key", "[1]"}, {"error", error.to_string()}});
-        finish_starting();
-        co_return error;
-    }
-
     std::vector<std::string> key = parse_actor_key(start.config.key.value_or("/"));
     std::string key_text = start.config.key.value_or(format_actor_key(key));
-    Kv kv(std::make_shared<EnvoyKv>(handle, actor_id), actor_id);
+    // Every record lives in the actor's SQLite database, as rivetkit 2.3.19 keeps it; the engine
+    // KV is read once, by the legacy import. The start command's preloaded KV is that legacy
+    // layout, so it is not a source of state here.
+    auto database = std::make_shared<ActorSqlite>(
+        actor_id + "#" + std::to_string(start.generation),
+        std::make_shared<sqlite::EnvoyPageStore>(handle, executor_, actor_id, start.generation));
+    Kv kv(std::make_shared<SqliteActorStore>(actor_id, database,
+                                             std::make_shared<EnvoyKv>(handle, actor_id)),
+          actor_id);
     ActorContext ctx(executor_, clock_, actor_id, start.config.name, key, options_.region,
                      std::move(kv));
     ctx.configure(factory->config());
     ctx.configure_envoy(link_, start.generation);
-    ctx.configure_sqlite(
-        std::make_shared<sqlite::EnvoyPageStore>(handle, executor_, actor_id, start.generation));
+    ctx.configure_sqlite(database);
 
     auto [ltx, lrx] = rt::unbounded_channel<LifecycleCommand>();
     auto [dtx, drx] = rt::unbounded_channel<DispatchCommand>();
@@ -264,9 +235,6 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     auto task = std::make_unique<ActorTask>(actor_id, start.generation, std::move(lrx),
                                             std::move(drx), std::move(erx), factory, ctx,
                                             start.config.input, std::nullopt);
-    task->with_preloaded_persisted_actor(std::move(preloaded_actor).value());
-    if (start.preloaded_kv)
-        task->with_preloaded_kv(preloaded_from_envoy(*start.preloaded_kv));
 
     auto instance = std::make_shared<Instance>(Instance{
         actor_id, start.config.name, start.generation, std::move(key_text), ctx, factory, ltx,

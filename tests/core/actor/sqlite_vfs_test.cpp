@@ -1,7 +1,7 @@
 // The page VFS and the database API against an in-memory page store that behaves like the
 // engine's (atomic commits, missing pages, injected failures).
 
-#include "core/actor/sqlite_vfs.hpp"
+#include "sqlite/vfs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,15 +12,15 @@
 #include <map>
 #include <mutex>
 
-#include "core/actor/sqlite_database.hpp"
-#include "core/actor/sqlite_envoy_store.hpp"
+#include "sqlite/database.hpp"
+#include "sqlite/envoy_store.hpp"
 
 namespace asio = boost::asio;
 using rivetkit::Bytes;
 using rivetkit::Error;
 using rivetkit::Result;
 using rivetkit::Status;
-using namespace rivetkit::core::sqlite;
+using namespace rivetkit::sqlite;
 
 namespace {
 

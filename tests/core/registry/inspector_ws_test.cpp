@@ -183,7 +183,7 @@ TEST_F(InspectorWebSocket, InitRequestsPatchAndPushes) {
     EXPECT_EQ(from_cbor(*init->state), json({{"count", 5}}));
     EXPECT_TRUE(init->is_state_enabled);
     EXPECT_EQ(init->rpcs, (std::vector<std::string>{"increment", "getCount"}));
-    EXPECT_FALSE(init->is_database_enabled);
+    EXPECT_TRUE(init->is_database_enabled);  // the internal storage lives in SQLite
     EXPECT_EQ(init->queue_size, 0u);
     EXPECT_TRUE(init->connections.empty());
 

@@ -21,9 +21,9 @@
 
 #include "base/bytes.hpp"
 #include "base/result.hpp"
-#include "core/actor/sqlite_vfs.hpp"
+#include "sqlite/vfs.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 // NULL, INTEGER, REAL, TEXT, BLOB.
 using Value = std::variant<std::monostate, std::int64_t, double, std::string, Bytes>;
@@ -94,4 +94,4 @@ class Database : public std::enable_shared_from_this<Database> {
     std::unique_ptr<Connection> conn_;
 };
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

@@ -1,4 +1,4 @@
-#include "core/actor/sqlite_database.hpp"
+#include "sqlite/database.hpp"
 
 #include <sqlite3.h>
 
@@ -16,7 +16,7 @@
 #include "base/log.hpp"
 #include "runtime/outside_work.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 namespace asio = boost::asio;
 
@@ -82,6 +82,9 @@ int bind(sqlite3_stmt* stmt, int index, const Value& value) {
                 return sqlite3_bind_text64(stmt, index, v.data(), v.size(), SQLITE_TRANSIENT,
                                            SQLITE_UTF8);
             } else {
+                // An empty vector's data() may be null, which SQLite would bind as NULL.
+                if (v.empty())
+                    return sqlite3_bind_zeroblob(stmt, index, 0);
                 return sqlite3_bind_blob64(stmt, index, v.data(), v.size(), SQLITE_TRANSIENT);
             }
         },
@@ -315,4 +318,4 @@ Database::Task<void> Database::close() {
     co_await std::move(op);
 }
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

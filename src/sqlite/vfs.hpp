@@ -27,7 +27,7 @@
 #include "base/result.hpp"
 #include "envoy/types.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 // Upstream's page store works in 4 KiB pages; the database is created with this page size.
 inline constexpr std::uint32_t kSqlitePageSize = 4096;
@@ -82,4 +82,4 @@ class Connection {
     std::shared_ptr<PagedFileState> file_;
 };
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

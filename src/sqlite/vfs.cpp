@@ -2,7 +2,7 @@
 // name to the state their Connection registered; every other file SQLite asks for (temp files,
 // a journal before journal_mode=MEMORY is set) is a MemoryFile that never leaves the process.
 
-#include "core/actor/sqlite_vfs.hpp"
+#include "sqlite/vfs.hpp"
 
 #include <sqlite3.h>
 
@@ -14,7 +14,7 @@
 
 #include "base/log.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 struct PagedFileState {
     std::string name;
@@ -572,4 +572,4 @@ std::size_t Connection::cached_pages() const {
     return file_ ? file_->cached_with_bytes : 0;
 }
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/actor/sqlite_database.hpp"
+#include "sqlite/database.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 template <typename J>
 J value_to_json(const Value& value) {
@@ -38,4 +38,4 @@ J rows_to_json(const QueryResult& rows) {
     return out;
 }
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/actor/sqlite_vfs.hpp"
+#include "sqlite/vfs.hpp"
 #include "envoy/handle.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 // The engine's page storage geometry (its depot): pages live in shards of kShardPages; one
 // commit request carries at most kSingleCommitMaxPages pages. A larger commit is staged in
@@ -75,4 +75,4 @@ class EnvoyPageStore final : public PageStore {
     std::optional<std::uint64_t> head_txid_;
 };
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite

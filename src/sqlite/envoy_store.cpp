@@ -1,4 +1,4 @@
-#include "core/actor/sqlite_envoy_store.hpp"
+#include "sqlite/envoy_store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "base/log.hpp"
 
-namespace rivetkit::core::sqlite {
+namespace rivetkit::sqlite {
 
 namespace asio = boost::asio;
 
@@ -230,4 +230,4 @@ Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
     return {};
 }
 
-}  // namespace rivetkit::core::sqlite
+}  // namespace rivetkit::sqlite
