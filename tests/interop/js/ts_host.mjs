@@ -12,6 +12,7 @@ if (!process.env.RIVET_ENDPOINT) {
 }
 
 const { actor, setup, UserError } = await importPackage("rivetkit");
+const { db } = await importPackage("rivetkit", "./db");
 
 export const counter = actor({
     createState: (_c, input) => ({
@@ -43,8 +44,59 @@ export const counter = actor({
     },
 });
 
+// The actor both runtimes serve in tests/interop/two_runtimes_test.cpp (the C++ twin is defined
+// there): state, user KV, queue, a scheduled action and a user table in the actor's database.
+export const vault = actor({
+    createState: () => ({ count: 0, reminded: 0 }),
+    db: db({
+        onMigrate: async (raw) => {
+            await raw.execute(
+                "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+            );
+        },
+    }),
+    actions: {
+        increment: (c, n) => (c.state.count += n),
+        getCount: (c) => c.state.count,
+        kvPut: async (c, key, value) => {
+            await c.kv.put(key, value);
+            return null;
+        },
+        kvGet: async (c, key) => (await c.kv.get(key)) ?? null,
+        enqueue: async (c, body) => {
+            await c.queue.send("jobs", body);
+            return null;
+        },
+        takeJobs: async (c) => {
+            const messages = await c.queue.tryNextBatch({ names: ["jobs"], count: 100 });
+            return messages.map((m) => m.body);
+        },
+        remindIn: (c, ms) => {
+            c.schedule.after(ms, "remind");
+            return null;
+        },
+        remind: (c) => {
+            c.state.reminded += 1;
+            return c.state.reminded;
+        },
+        getReminded: (c) => c.state.reminded,
+        note: async (c, text) => {
+            await c.db.execute("INSERT INTO notes (text) VALUES (?)", text);
+            return null;
+        },
+        notes: async (c) => {
+            const rows = await c.db.execute("SELECT text FROM notes ORDER BY id");
+            return rows.map((r) => r.text);
+        },
+        goToSleep: (c) => {
+            c.sleep();
+            return null;
+        },
+    },
+});
+
 const registry = setup({
-    use: { counter },
+    use: { counter, vault },
     // An endpoint on 127.0.0.1 would otherwise make rivetkit start its local "Services" host.
     startServices: false,
     noWelcome: true,

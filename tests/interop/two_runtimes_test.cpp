@@ -1,0 +1,233 @@
+// One pool, two runtimes: the `vault` actor moves between upstream's TypeScript host (rivetkit
+// 2.3.19, tests/interop/js/ts_host.mjs) and rivetkit-cpp (rivetkit::Registry with the C++ twin
+// below) on one engine, with nothing lost in either direction. The official client
+// (tests/interop/js/two_runtimes.mjs) writes through one host and reads through the other, in
+// json, cbor and bare: state, user KV, a queue message left waiting, a row in the actor's own
+// SQLite table, an action scheduled on one host that fires on the other, and the inspector token
+// the dashboard reads. Each host is stopped the way an operator does (SIGTERM / stop()), so its
+// actors sleep with their state saved, and the next one takes the pool over.
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "engine_harness.hpp"
+#include "rivetkit/registry.hpp"
+#include "rivetkit/rivetkit.hpp"
+#include "rivetkit/sqlite.hpp"
+#include "subprocess.hpp"
+
+namespace rivetkit::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+struct VaultState {
+    std::int64_t count = 0;
+    std::int64_t reminded = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VaultState, count, reminded)
+
+using VaultAction = ActionContext<VaultState>;
+using Task = boost::asio::awaitable<Json>;
+
+boost::asio::awaitable<std::shared_ptr<Database>> notes_db(VaultAction& c) {
+    std::shared_ptr<Database> db = co_await c.db();
+    std::string create = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)";
+    (co_await db->exec(create)).value();
+    co_return db;
+}
+
+// The C++ twin of ts_host.mjs's `vault`.
+Actor<VaultState> vault_actor() {
+    ActorOptions options;
+    options.database = true;
+    return Actor<VaultState>()
+        .options(options)
+        .action("increment", [](VaultAction& c, std::int64_t n) { return c.state().count += n; })
+        .action("getCount", [](VaultAction& c) { return std::as_const(c).state().count; })
+        .action("kvPut",
+                [](VaultAction& c, std::string key, std::string value) -> Task {
+                    (co_await c.kv().put(to_bytes(key), to_bytes(value))).value();
+                    co_return Json(nullptr);
+                })
+        .action("kvGet",
+                [](VaultAction& c, std::string key) -> Task {
+                    auto value = (co_await c.kv().get(to_bytes(key))).value();
+                    if (!value)
+                        co_return Json(nullptr);
+                    co_return Json(std::string(value->begin(), value->end()));
+                })
+        .action("enqueue",
+                [](VaultAction& c, Json body) -> Task {
+                    co_await c.queue().send("jobs", std::move(body));
+                    co_return Json(nullptr);
+                })
+        .action("takeJobs",
+                [](VaultAction& c) -> Task {
+                    QueueReceiveOptions opts;
+                    opts.names = {"jobs"};
+                    opts.count = 100;
+                    auto messages = co_await c.queue().try_next_batch(opts);
+                    Json bodies = Json::array();
+                    for (const auto& m : messages)
+                        bodies.push_back(m.body);
+                    co_return bodies;
+                })
+        .action("remindIn",
+                [](VaultAction& c, std::int64_t ms) {
+                    c.schedule_after(std::chrono::milliseconds(ms), "remind");
+                })
+        .action("remind", [](VaultAction& c) { return c.state().reminded += 1; })
+        .action("getReminded", [](VaultAction& c) { return std::as_const(c).state().reminded; })
+        .action("note",
+                [](VaultAction& c, std::string text) -> Task {
+                    auto db = co_await notes_db(c);
+                    std::vector<SqlValue> params{SqlValue(std::move(text))};
+                    std::string insert = "INSERT INTO notes (text) VALUES (?)";
+                    (co_await db->run(insert, params)).value();
+                    co_return Json(nullptr);
+                })
+        .action("notes",
+                [](VaultAction& c) -> Task {
+                    auto db = co_await notes_db(c);
+                    std::string select = "SELECT text FROM notes ORDER BY id";
+                    auto rows = (co_await db->query(select)).value();
+                    Json out = Json::array();
+                    for (const auto& row : rows.rows)
+                        out.push_back(sql_value_to_json(row.at(0)));
+                    co_return out;
+                })
+        .action("goToSleep", [](VaultAction& c) { c.sleep(); });
+}
+
+std::string node_binary() {
+    const char* bin = std::getenv("RIVET_NODE_BIN");
+    return bin != nullptr && *bin != '\0' ? bin : "node";
+}
+
+std::string tail(const std::string& s, std::size_t n = 4000) {
+    return s.substr(s.size() > n ? s.size() - n : 0);
+}
+
+class TwoRuntimes : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        auto engine = EngineHarness::start();
+        ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+        engine_ = std::move(engine).value();
+        ASSERT_TRUE(engine_->create_pool("default").ok());
+    }
+
+    void start_ts_host() {
+        auto host = ChildProcess::spawn(
+            {node_binary(), std::string(RIVETKIT_INTEROP_JS_DIR) + "/ts_host.mjs"},
+            {{"RIVET_ENDPOINT", engine_->endpoint()}, {"RIVET_LOG_LEVEL", "warn"}});
+        ASSERT_TRUE(host.ok()) << host.error().to_string();
+        ts_host_ = std::move(host).value();
+        ASSERT_TRUE(ts_host_->wait_for_stdout("ready", 60s))
+            << ts_host_->err() << engine_->log_tail();
+    }
+    void stop_ts_host() {
+        ts_host_->signal(SIGTERM);
+        EXPECT_TRUE(ts_host_->wait(60s).has_value()) << tail(ts_host_->err());
+        ts_host_.reset();
+    }
+    void start_cpp_host() {
+        cpp_registry_ = std::make_unique<Registry>();
+        cpp_registry_->use("vault", vault_actor());
+        HostConfig config;
+        config.endpoint = engine_->endpoint();
+        cpp_host_ = std::make_unique<RunningHost>(cpp_registry_->start(config));
+    }
+    void stop_cpp_host() {
+        cpp_host_->stop();
+        EXPECT_EQ(cpp_host_->wait(), 0);
+        cpp_host_.reset();
+        cpp_registry_.reset();
+    }
+
+    // One run of two_runtimes.mjs; its result line.
+    json phase(const std::string& name, const std::string& encoding, std::vector<std::string> extra) {
+        std::vector<std::string> argv{node_binary(),
+                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/two_runtimes.mjs",
+                                      name,
+                                      "--encoding",
+                                      encoding,
+                                      "--key",
+                                      "vault-" + encoding};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
+                               std::chrono::minutes(3));
+        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
+        if (!run.ok())
+            return json::object();
+        const std::string& out = run->out;
+        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+        json result = json::parse(out.substr(last == std::string::npos ? 0 : last + 1), nullptr, false);
+        EXPECT_FALSE(result.is_discarded()) << "stdout: " << out << "\nstderr: " << tail(run->err);
+        EXPECT_EQ(result.value("ok", false), true)
+            << result.dump(2) << "\nstderr: " << tail(run->err)
+            << (ts_host_ ? "\nts host: " + tail(ts_host_->err()) : std::string{});
+        return result.is_discarded() ? json::object() : result;
+    }
+
+    std::unique_ptr<EngineHarness> engine_;
+    std::unique_ptr<ChildProcess> ts_host_;
+    std::unique_ptr<Registry> cpp_registry_;
+    std::unique_ptr<RunningHost> cpp_host_;
+};
+
+const std::vector<std::string> kEncodings{"json", "cbor", "bare"};
+
+TEST_F(TwoRuntimes, AnActorMovesFromTheTypeScriptHostToCppAndBackWithNothingLost) {
+    std::map<std::string, json> written;
+
+    // Round 1 on the TypeScript host.
+    start_ts_host();
+    for (const auto& enc : kEncodings) {
+        json w = phase("write", enc, {"--round", "1", "--remindMs", "6000"});
+        EXPECT_EQ(w["count"], 5) << enc << w.dump();
+        EXPECT_TRUE(w["token"].is_string() && !w["token"].get<std::string>().empty()) << w.dump();
+        written[enc] = w;
+    }
+    stop_ts_host();
+
+    // rivetkit-cpp takes the pool over: it reads what the TypeScript host wrote, and the
+    // reminder set there fires here.
+    start_cpp_host();
+    for (const auto& enc : kEncodings) {
+        SCOPED_TRACE(enc);
+        json r = phase("read", enc, {"--reminders", "1"});
+        EXPECT_EQ(r["actorId"], written[enc]["actorId"]) << r.dump();
+        EXPECT_EQ(r["count"], 5) << r.dump();
+        EXPECT_EQ(r["greeting"], "hello-1") << r.dump();
+        EXPECT_EQ(r["jobs"], json::array({json{{"n", 1}}})) << r.dump();
+        EXPECT_EQ(r["notes"], json::array({"note-1"})) << r.dump();
+        EXPECT_EQ(r["reminded"], 1) << r.dump();
+        EXPECT_EQ(r["token"], written[enc]["token"]) << r.dump();
+        json w = phase("write", enc, {"--round", "2", "--remindMs", "6000"});
+        EXPECT_EQ(w["count"], 10) << w.dump();
+    }
+    stop_cpp_host();
+
+    // And back: the TypeScript host reads what rivetkit-cpp wrote.
+    start_ts_host();
+    for (const auto& enc : kEncodings) {
+        SCOPED_TRACE(enc);
+        json r = phase("read", enc, {"--reminders", "2"});
+        EXPECT_EQ(r["count"], 10) << r.dump();
+        EXPECT_EQ(r["greeting"], "hello-2") << r.dump();
+        EXPECT_EQ(r["jobs"], json::array({json{{"n", 2}}})) << r.dump();
+        EXPECT_EQ(r["notes"], json::array({"note-1", "note-2"})) << r.dump();
+        EXPECT_EQ(r["reminded"], 2) << r.dump();
+        EXPECT_EQ(r["token"], written[enc]["token"]) << r.dump();
+    }
+    stop_ts_host();
+}
+
+}  // namespace
+}  // namespace rivetkit::testing
