@@ -249,6 +249,7 @@ class Shard {
                 io_,
                 [this]() -> asio::awaitable<void> {
                     co_await handle_->wait_stopped();
+                    co_await registry_->wait_idle(std::chrono::seconds(10));
                     io_.stop();
                 },
                 asio::detached);

@@ -46,12 +46,14 @@ constexpr std::size_t kPage = kSqlitePageSize;
 constexpr std::uint32_t kReadAhead = 16;
 
 std::mutex& registry_mutex() {
-    static std::mutex m;
-    return m;
+    // Never destroyed: a connection closed during static destruction (a worker pool handler
+    // dropped at exit) still finds it.
+    static auto* m = new std::mutex;
+    return *m;
 }
 std::map<std::string, std::shared_ptr<PagedFileState>>& registry() {
-    static std::map<std::string, std::shared_ptr<PagedFileState>> files;
-    return files;
+    static auto* files = new std::map<std::string, std::shared_ptr<PagedFileState>>;
+    return *files;
 }
 
 // The "in-header database size" of a database header page (bytes 28..31, big-endian).

@@ -64,9 +64,10 @@ void LiveHost::stop_envoy(bool immediate, std::chrono::seconds limit) {
     envoy::EnvoyHandle h = *handle_;
     asio::co_spawn(
         io_,
-        [h, immediate]() -> asio::awaitable<void> {
+        [h, immediate, registry = registry_]() -> asio::awaitable<void> {
             h.shutdown(immediate);
             co_await h.wait_stopped();
+            co_await registry->wait_idle(std::chrono::seconds(10));
         },
         [&](std::exception_ptr) { done.set_value(); });
     future.wait_for(limit);

@@ -12,6 +12,7 @@
 #include "core/actor/persist.hpp"
 #include "core/actor/preload.hpp"
 #include "runtime/notify.hpp"
+#include "runtime/timeout.hpp"
 
 namespace rivetkit::core::registry {
 
@@ -253,6 +254,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
         auto it = instances_.find(actor_id);
         if (it != instances_.end() && it->second == instance)
             instances_.erase(it);
+        if (instances_.empty())
+            idle_.notify_waiters();
         finish_starting();
         co_return result;
     }
@@ -319,6 +322,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_stop(envoy::EnvoyHandle, envoy::A
     auto current = instances_.find(stop.actor_id);
     if (current != instances_.end() && current->second == instance)
         instances_.erase(current);
+    if (instances_.empty())
+        idle_.notify_waiters();
     if (!result.ok()) {
         log::warn("actor stop failed",
                   {{"actor_id", stop.actor_id}, {"error", result.error().to_string()}});
@@ -345,6 +350,16 @@ void CoreRegistry::on_connect(envoy::EnvoyHandle handle) {
 void CoreRegistry::on_disconnect(envoy::EnvoyHandle) {
     if (connection_observer_)
         connection_observer_(false);
+}
+
+asio::awaitable<void> CoreRegistry::wait_idle(std::chrono::milliseconds bound) {
+    auto drained = [this]() -> asio::awaitable<void> {
+        while (!instances_.empty())
+            co_await idle_.notified();
+    };
+    if (!co_await rt::timeout(clock_, bound, drained()))
+        log::warn("actors still stopping when the host stopped",
+                  {{"actors", static_cast<std::uint64_t>(instances_.size())}});
 }
 
 void CoreRegistry::on_shutdown() {

@@ -13,6 +13,7 @@
 // Threading: every callback arrives on the envoy's io thread; actors run on that same thread.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,6 +28,7 @@
 #include "core/inspector/ui_bundle.hpp"
 #include "envoy/callbacks.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/notify.hpp"
 #include "runtime/spawn.hpp"
 
 namespace rivetkit::core::registry {
@@ -83,6 +85,11 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
 
     // MARK: introspection (tests, host status)
     std::size_t active_actor_count() const noexcept { return instances_.size(); }
+    // Resolves once no actor instance is left (every stop finished, its final save done through
+    // the database's worker), or after `bound`. A host awaits it after its engine connection
+    // stopped and before its io_context stops, so no actor is left mid-save when the executor
+    // its SQLite completions resume on goes away.
+    boost::asio::awaitable<void> wait_idle(std::chrono::milliseconds bound);
     std::optional<ActorContext> actor_context(const std::string& actor_id) const;
 
     // One started generation. Shared by the registry and in-flight requests.
@@ -141,6 +148,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     RegistryOptions options_;
     std::map<std::string, std::shared_ptr<ActorFactory>> factories_;
     std::map<std::string, std::shared_ptr<Instance>> instances_;
+    rt::Notify idle_;  // notified when instances_ becomes empty
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
     std::function<void(bool)> connection_observer_;
