@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "counter/counter.hpp"
 #include "engine_harness.hpp"
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
@@ -139,6 +140,7 @@ class TwoRuntimes : public ::testing::Test {
     void start_cpp_host() {
         cpp_registry_ = std::make_unique<Registry>();
         cpp_registry_->use("vault", vault_actor());
+        cpp_registry_->use("counter", examples::counter_actor());
         HostConfig config;
         config.endpoint = engine_->endpoint();
         cpp_host_ = std::make_unique<RunningHost>(cpp_registry_->start(config));
@@ -227,6 +229,58 @@ TEST_F(TwoRuntimes, AnActorMovesFromTheTypeScriptHostToCppAndBackWithNothingLost
         EXPECT_EQ(r["token"], written[enc]["token"]) << r.dump();
     }
     stop_ts_host();
+}
+
+// A hibernatable connection of the official client opened against one runtime keeps working,
+// with the same connection id and no reconnect, after the other runtime took the pool over (the
+// example counter on both; tests/interop/js/host_restart.mjs holds the connection across the
+// hand-over), in both directions.
+TEST_F(TwoRuntimes, AHibernatableConnectionSurvivesTheHandOverInBothDirections) {
+    struct Direction {
+        std::string name;
+        bool ts_first;
+        std::string encoding;
+    };
+    for (const Direction& d : {Direction{"ts-to-cpp", true, "bare"},
+                               Direction{"cpp-to-ts", false, "json"}}) {
+        SCOPED_TRACE(d.name);
+        if (d.ts_first)
+            start_ts_host();
+        else
+            start_cpp_host();
+        auto client = ChildProcess::spawn(
+            {node_binary(), std::string(RIVETKIT_INTEROP_JS_DIR) + "/host_restart.mjs",
+             "conn-survives-restart", "--encoding", d.encoding, "--key", "hib-" + d.name,
+             "--timeout", "150"},
+            {{"RIVET_ENDPOINT", engine_->endpoint()}});
+        ASSERT_TRUE(client.ok()) << client.error().to_string();
+        auto& node = **client;
+        ASSERT_TRUE(node.wait_for_stdout("\"ready\":true", 60s)) << node.out() << node.err();
+        if (d.ts_first) {
+            stop_ts_host();
+            start_cpp_host();
+        } else {
+            stop_cpp_host();
+            start_ts_host();
+        }
+        node.signal(SIGUSR2);
+        ASSERT_EQ(node.wait(120s), std::optional<int>(0)) << node.out() << node.err();
+        const std::string& out = node.out();
+        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+        json r = json::parse(out.substr(last == std::string::npos ? 0 : last + 1), nullptr, false);
+        ASSERT_FALSE(r.is_discarded()) << out;
+        ASSERT_EQ(r.value("ok", false), true) << r.dump(2) << node.err();
+        EXPECT_EQ(r["first"], 1);
+        EXPECT_EQ(r["second"], 2);
+        EXPECT_EQ(r["count"], 2);
+        EXPECT_EQ(r["sameConnId"], true) << r.dump(2) << node.err();
+        EXPECT_EQ(r["opens"], 1) << "the connection must not be re-opened: " << r.dump(2);
+        EXPECT_EQ(r["closed"], false) << r.dump(2);
+        if (d.ts_first)
+            stop_cpp_host();
+        else
+            stop_ts_host();
+    }
 }
 
 }  // namespace
