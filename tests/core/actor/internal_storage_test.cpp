@@ -10,6 +10,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/actor/keys.hpp"
@@ -132,7 +133,141 @@ std::vector<Bytes> record_keys() {
             keys::to_bytes(keys::kQueueMetadata), keys::queue_message_key(7)};
 }
 
+// The vault actor's database as the TypeScript host (rivetkit 2.3.19) wrote it
+// (vectors/generate_ts_storage.sh): its CREATE statements and its rows, a blob as a byte array.
+nlohmann::json ts_vector() {
+    std::ifstream in(std::string(RIVETKIT_STORAGE_VECTORS_DIR) + "/ts-2.3.19-vault.json");
+    EXPECT_TRUE(in.good());
+    return nlohmann::json::parse(in, nullptr, false);
+}
+
+Value value_of(const nlohmann::json& v) {
+    if (v.is_null())
+        return Value(std::monostate{});
+    if (v.is_number_integer())
+        return Value(v.get<std::int64_t>());
+    if (v.is_number_float())
+        return Value(v.get<double>());
+    if (v.is_string())
+        return Value(v.get<std::string>());
+    Bytes bytes;
+    for (const auto& b : v)
+        bytes.push_back(b.get<std::uint8_t>());
+    return Value(std::move(bytes));
+}
+
+Bytes bytes_of(const nlohmann::json& v) {
+    return std::get<Bytes>(value_of(v));
+}
+
+// Rebuilds that database on `pages` with the TypeScript host's own statements and rows.
+void load_ts_database(const std::shared_ptr<MemoryPageStore>& pages, const nlohmann::json& dump) {
+    auto conn = sqlite::Connection::open("storage-test-ts-" + std::to_string(++next_name), pages);
+    ASSERT_TRUE(conn.ok()) << conn.error().to_string();
+    sqlite::Session s(**conn);
+    for (const char* type : {"table", "index"}) {
+        for (const auto& m : dump["master"]) {
+            if (m["type"] == type && m["sql"].is_string()) {
+                ASSERT_TRUE(s.exec(m["sql"].get<std::string>()).ok()) << m["sql"];
+            }
+        }
+    }
+    for (const auto& [table, rows] : dump["tables"].items()) {
+        for (const auto& row : rows) {
+            std::string cols;
+            std::string marks;
+            std::vector<Value> params;
+            for (const auto& [col, v] : row.items()) {
+                cols += (cols.empty() ? "" : ", ") + col;
+                marks += marks.empty() ? "?" : ", ?";
+                params.push_back(value_of(v));
+            }
+            auto inserted =
+                s.run("INSERT INTO " + table + " (" + cols + ") VALUES (" + marks + ")", params);
+            ASSERT_TRUE(inserted.ok()) << table << ": " << inserted.error().to_string();
+        }
+    }
+}
+
 }  // namespace
+
+TEST(InternalStorage, TheTypeScriptHostsDatabaseReadsBackAsItsRecordsWithoutAWrite) {
+    const nlohmann::json dump = ts_vector();
+    ASSERT_TRUE(dump.is_object());
+    auto pages = std::make_shared<MemoryPageStore>();
+    load_ts_database(pages, dump);
+    const auto& tables = dump["tables"];
+    const int commits = pages->commits;
+    run([&]() -> asio::awaitable<void> {
+        Generation g(pages, std::make_shared<InMemoryKv>());
+        auto values = co_await g.store->batch_get(record_keys());
+        EXPECT_TRUE(values.ok()) << values.error().to_string();
+        if (!values.ok())
+            co_return;
+        const auto& v = values.value();
+        auto actor = decode_persisted_actor(*v[0]).value();
+        EXPECT_TRUE(actor.has_initialized);
+        EXPECT_FALSE(actor.input.has_value());
+        EXPECT_EQ(nlohmann::json::from_cbor(actor.state), nlohmann::json({{"count", 5}, {"reminded", 0}}));
+        EXPECT_EQ(actor.state, bytes_of(tables["_rivet_actor_state"][0]["state"]));
+        const auto& event = tables["_rivet_schedule_events"][0];
+        EXPECT_EQ(actor.scheduled_events.size(), 1u);
+        if (actor.scheduled_events.size() == 1u) {
+            EXPECT_EQ(actor.scheduled_events[0].event_id, event["event_id"]);
+            EXPECT_EQ(actor.scheduled_events[0].action, "remind");
+            EXPECT_EQ(actor.scheduled_events[0].timestamp, event["trigger_at"].get<std::int64_t>());
+            EXPECT_EQ(actor.scheduled_events[0].args, std::optional<Bytes>(Bytes{0x80}));
+        }
+        const auto& runtime = tables["_rivet_runtime"][0];
+        EXPECT_EQ(*v[2], to_bytes(runtime["inspector_token"].get<std::string>()));
+        EXPECT_EQ(decode_last_pushed_alarm(*v[3]).value(),
+                  runtime["last_pushed_alarm"].get<std::int64_t>());
+        EXPECT_EQ(decode_queue_metadata(*v[4]).value(), (PersistedQueueMetadata{2, 1}));
+        auto queue = co_await g.store->list_prefix(keys::to_bytes(keys::kQueueMessagesPrefix), {});
+        EXPECT_TRUE(queue.ok() && queue.value().size() == 1u);
+        if (queue.ok() && queue.value().size() == 1u) {
+            EXPECT_EQ(queue.value()[0].first, keys::queue_message_key(1));
+            auto message = decode_queue_message(queue.value()[0].second).value();
+            EXPECT_EQ(message.name, "jobs");
+            EXPECT_EQ(nlohmann::json::from_cbor(message.body), nlohmann::json({{"n", 1}}));
+        }
+        Kv user(std::make_shared<UserKv>(g.store), "actor-1");
+        auto greeting = co_await user.get(to_bytes("greeting"));
+        EXPECT_EQ(greeting.value(), std::optional<Bytes>(to_bytes("hello-1")));
+        co_await g.sqlite->cleanup();
+    });
+    EXPECT_EQ(pages->commits, commits) << "reading an actor must not rewrite its database";
+}
+
+TEST(InternalStorage, OurSchemaIsTheTypeScriptHostsSchema) {
+    const nlohmann::json dump = ts_vector();
+    ASSERT_TRUE(dump.is_object());
+    auto theirs = std::make_shared<MemoryPageStore>();
+    load_ts_database(theirs, dump);
+    auto ours = std::make_shared<MemoryPageStore>();
+    run([&]() -> asio::awaitable<void> {
+        Generation g(ours, std::make_shared<InMemoryKv>());
+        EXPECT_TRUE((co_await g.store->prepare()).ok());
+        co_await g.sqlite->cleanup();
+    });
+    auto shape = [](const std::shared_ptr<MemoryPageStore>& pages, const std::string& name) {
+        auto cols = sql(pages, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid",
+                        {Value(name)});
+        auto kind = sql(pages, "SELECT type, wr, strict FROM pragma_table_list(?)", {Value(name)});
+        auto indexes = sql(pages, "SELECT name, \"unique\", partial FROM pragma_index_list(?) ORDER BY name",
+                           {Value(name)});
+        return std::make_tuple(cols.rows, kind.rows, indexes.rows);
+    };
+    std::size_t compared = 0;
+    for (const auto& m : dump["master"]) {
+        const std::string name = m["name"];
+        if (m["type"] != "table" || name.rfind("_rivet_", 0) != 0)
+            continue;
+        EXPECT_EQ(shape(ours, name), shape(theirs, name)) << name;
+        ++compared;
+    }
+    EXPECT_EQ(compared, 11u);
+}
 
 TEST(InternalStorage, AFreshActorReadsEmptyAndGetsTheCurrentSchema) {
     auto pages = std::make_shared<MemoryPageStore>();

@@ -92,6 +92,31 @@ export const vault = actor({
             c.sleep();
             return null;
         },
+        // Every table of the actor's database (internal ones included) as rows, a blob as an array
+        // of its bytes;
+        // used to make the storage vectors (tests/core/actor/vectors/generate_ts_storage.sh).
+        dumpDb: async (c) => {
+            const master = await c.db.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name",
+            );
+            const tables = {};
+            for (const t of master.filter((m) => m.type === "table")) {
+                const rows = await c.db.execute(`SELECT * FROM "${t.name}"`);
+                tables[t.name] = rows.map((row) =>
+                    Object.fromEntries(
+                        Object.entries(row).map(([k, v]) => [
+                            k,
+                            v instanceof Uint8Array || v instanceof ArrayBuffer
+                                ? Array.from(new Uint8Array(v))
+                                : typeof v === "bigint"
+                                  ? Number(v)
+                                  : v,
+                        ]),
+                    ),
+                );
+            }
+            return { master, tables };
+        },
     },
 });
 
