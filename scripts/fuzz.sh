@@ -13,7 +13,7 @@ cd "$RIVETKIT_ROOT"
 
 dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
-targets=(envoy client persist client_encoding inspector)
+targets=(envoy client persist client_encoding inspector storage)
 
 if [[ $what == all || $what == build ]]; then
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
@@ -46,6 +46,24 @@ const files = { envoy: "envoy_v8.json", client: "client.json", persist: "persist
     };
     for (const [name, [selector, bytes]] of Object.entries(seeds))
         fs.writeFileSync(path.join(dir, name), Buffer.concat([Buffer.from([selector]), bytes]));
+}
+// storage: rows of the internal tables (see fuzz_storage.cpp for the format): a connection row as
+// upstream writes it, an actor row with a one-shot event, a runtime row.
+{
+    const dir = path.join(out, "storage");
+    fs.mkdirSync(dir, { recursive: true });
+    const text = (s) => Buffer.concat([Buffer.from([3, s.length]), Buffer.from(s)]);
+    const blob = (b) => Buffer.concat([Buffer.from([4, b.length & 0xff, b.length >> 8]), Buffer.from(b)]);
+    const int = (n) => { const b = Buffer.alloc(9); b[0] = 1; b.writeBigInt64LE(BigInt(n), 1); return b; };
+    const seeds = {
+        connection: [text("conn-1"), blob([0xf6]), blob([0xa0]), blob([0x81, 0x63, 0x61, 0x62, 0x63]),
+            blob([1, 2, 3, 4]), blob([5, 6, 7, 8]), int(7), int(3), text("/connect"),
+            blob([0xa1, 0x61, 0x6b, 0x61, 0x76])],
+        actor: [int(1), Buffer.from([0]), blob([0xa1, 0x61, 0x6e, 0x05]), Buffer.from([0xff]),
+            text("ev-1"), int(1800000000000), text("remind"), blob([0x80])],
+        runtime: [int(1800000000000), text("token"), int(2)],
+    };
+    for (const [name, parts] of Object.entries(seeds)) fs.writeFileSync(path.join(dir, name), Buffer.concat(parts));
 }
 // inspector.json frames already carry their version prefix.
 {

@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/actor/keys.hpp"
+#include "core/actor/persist.hpp"
 #include "counter/counter.hpp"
 #include "engine_harness.hpp"
+#include "live_envoy.hpp"
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
 #include "rivetkit/sqlite.hpp"
@@ -153,14 +156,15 @@ class TwoRuntimes : public ::testing::Test {
     }
 
     // One run of two_runtimes.mjs; its result line.
-    json phase(const std::string& name, const std::string& encoding, std::vector<std::string> extra) {
+    json phase(const std::string& name, const std::string& encoding, std::vector<std::string> extra,
+               std::string key = {}) {
         std::vector<std::string> argv{node_binary(),
                                       std::string(RIVETKIT_INTEROP_JS_DIR) + "/two_runtimes.mjs",
                                       name,
                                       "--encoding",
                                       encoding,
                                       "--key",
-                                      "vault-" + encoding};
+                                      key.empty() ? "vault-" + encoding : key};
         argv.insert(argv.end(), extra.begin(), extra.end());
         auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
                                std::chrono::minutes(3));
@@ -184,6 +188,72 @@ class TwoRuntimes : public ::testing::Test {
 };
 
 const std::vector<std::string> kEncodings{"json", "cbor", "bare"};
+
+// An older host: writes the vault actor's records in the KV layout (actor-persist v4 values under
+// [1], [3], [4]+key, [5,1,1], [5,1,2]+id) into the actor's engine KV when the actor starts.
+class LegacyKvHost final : public envoy::EnvoyCallbacks {
+  public:
+    boost::asio::awaitable<Status> on_actor_start(envoy::EnvoyHandle handle,
+                                                  envoy::ActorStart start) override {
+        core::PersistedActor actor;
+        actor.has_initialized = true;
+        auto state = json::to_cbor(json{{"count", 7}, {"reminded", 0}});
+        actor.state = Bytes(state.begin(), state.end());
+        core::PersistedQueueMessage message;
+        message.name = "jobs";
+        auto body = json::to_cbor(json{{"n", 9}});
+        message.body = Bytes(body.begin(), body.end());
+        message.created_at = 1'700'000'000'000;
+        std::vector<envoy::KvEntry> entries;
+        entries.push_back({core::keys::to_bytes(core::keys::kPersistData),
+                           core::encode_persisted_actor(actor)});
+        entries.push_back({core::keys::to_bytes(core::keys::kInspectorToken),
+                           to_bytes("legacy-token")});
+        entries.push_back({core::keys::user_key(to_bytes("greeting")), to_bytes("hello-legacy")});
+        entries.push_back({core::keys::to_bytes(core::keys::kQueueMetadata),
+                           core::encode_queue_metadata({4, 1})});
+        entries.push_back({core::keys::queue_message_key(3), core::encode_queue_message(message)});
+        Status put = co_await handle.kv_put(start.actor_id, std::move(entries));
+        {
+            std::lock_guard lock(mutex_);
+            written_ = put.ok();
+            generation_ = start.generation;
+        }
+        cv_.notify_all();
+        co_return put;
+    }
+    boost::asio::awaitable<Status> on_actor_stop(envoy::EnvoyHandle, envoy::ActorStop) override {
+        {
+            std::lock_guard lock(mutex_);
+            stopped_ = true;
+        }
+        cv_.notify_all();
+        co_return Status{};
+    }
+    boost::asio::awaitable<envoy::HttpResponse> fetch(envoy::EnvoyHandle,
+                                                      envoy::HttpRequest) override {
+        envoy::HttpResponse r;
+        r.status = 503;
+        co_return r;
+    }
+    boost::asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> websocket(
+        envoy::EnvoyHandle, envoy::WebSocketOpen, envoy::WebSocketSender) override {
+        co_return Error("test", "no_websockets", "the legacy host serves no sockets");
+    }
+
+    template <typename Pred>
+    bool wait(Pred pred) {
+        std::unique_lock lock(mutex_);
+        return cv_.wait_for(lock, 60s, [&] { return pred(*this); });
+    }
+    bool written_ = false;
+    bool stopped_ = false;
+    std::uint32_t generation_ = 0;
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+};
 
 TEST_F(TwoRuntimes, AnActorMovesFromTheTypeScriptHostToCppAndBackWithNothingLost) {
     std::map<std::string, json> written;
@@ -229,6 +299,42 @@ TEST_F(TwoRuntimes, AnActorMovesFromTheTypeScriptHostToCppAndBackWithNothingLost
         EXPECT_EQ(r["token"], written[enc]["token"]) << r.dump();
     }
     stop_ts_host();
+}
+
+// An actor an older host stored in the KV layout is imported into SQLite on its first start here
+// (the real engine's actor KV, read through the envoy), then served: state, user KV, the queue
+// message left waiting, the inspector token.
+TEST_F(TwoRuntimes, AnActorStoredInTheLegacyKvLayoutIsImportedOnItsFirstStart) {
+    auto legacy = std::make_shared<LegacyKvHost>();
+    {
+        envoy::EnvoyConfig config;
+        config.endpoint = engine_->endpoint();
+        config.pool_name = "default";
+        config.prepopulate_actor_names = {{"vault", "{}"}};
+        envoy::testing::LiveEnvoy old_host(config, legacy);
+        ASSERT_TRUE(engine_->wait_envoy_registered(old_host.handle().envoy_key()).ok());
+        auto id = engine_->create_actor("vault", "vault-legacy", "default");
+        ASSERT_TRUE(id.ok()) << id.error().to_string();
+        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.written_; }))
+            << engine_->log_tail();
+        const std::uint32_t generation = legacy->generation_;
+        old_host.run([h = old_host.handle(), actor = *id, generation]() -> boost::asio::awaitable<bool> {
+            h.sleep_actor(actor, generation);
+            co_return true;
+        });
+        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.stopped_; }));
+    }
+    start_cpp_host();
+    json r = phase("read", "cbor", {}, "vault-legacy");
+    EXPECT_EQ(r["count"], 7) << r.dump();
+    EXPECT_EQ(r["greeting"], "hello-legacy") << r.dump();
+    EXPECT_EQ(r["jobs"], json::array({json{{"n", 9}}})) << r.dump();
+    EXPECT_EQ(r["notes"], json::array()) << r.dump();
+    EXPECT_EQ(r["token"], "legacy-token") << r.dump();
+    // Served from SQLite from now on: a new message gets the next id after the imported one.
+    json w = phase("write", "cbor", {"--round", "2", "--remindMs", "600000"}, "vault-legacy");
+    EXPECT_EQ(w["count"], 12) << w.dump();
+    stop_cpp_host();
 }
 
 // A hibernatable connection of the official client opened against one runtime keeps working,

@@ -11,6 +11,7 @@
 #include "base/log.hpp"
 #include "core/actor/keys.hpp"
 #include "core/actor/sqlite.hpp"
+#include "core/actor/storage_rows.hpp"
 #include "runtime/notify.hpp"
 #include "sqlite/database.hpp"
 
@@ -139,72 +140,21 @@ constexpr std::string_view kLoadMeta = "SELECT value FROM _rivet_meta WHERE key 
 
 // MARK: errors and columns
 
-Error persisted_error(std::string_view actor_id, std::string message,
-                      const std::map<std::string, nlohmann::json>& found = {}) {
-    nlohmann::json metadata = {{"actorId", actor_id}};
-    for (const auto& [k, v] : found)
-        metadata[k] = v;
-    return Error("protocol", "invalid_persisted_data", std::move(message), metadata.dump());
+using storage::persisted_error;
+
+// The blob column of a one-column row (a meta value, a user KV value); NULL reads as empty.
+Result<Bytes> blob_column(std::string_view actor_id, std::string_view table, const Row& row) {
+    if (!row.empty()) {
+        if (const auto* v = std::get_if<Bytes>(&row[0]))
+            return *v;
+        if (std::holds_alternative<std::monostate>(row[0]))
+            return Bytes{};
+    }
+    return persisted_error(actor_id,
+                           "internal storage row of " + std::string(table) +
+                               ": column value is not a blob",
+                           {{"table", table}, {"column", "value"}});
 }
-
-// Column readers: a row of the wrong shape is an error naming the table and column.
-struct Rows {
-    std::string_view actor_id;
-    std::string_view table;
-
-    Error bad(std::string_view column, std::string_view expected) const {
-        return persisted_error(actor_id,
-                               "internal storage row of " + std::string(table) + ": column " +
-                                   std::string(column) + " is not " + std::string(expected),
-                               {{"table", table}, {"column", column}});
-    }
-    Result<std::int64_t> integer(const Row& row, std::size_t i, std::string_view column) const {
-        if (i < row.size())
-            if (auto* v = std::get_if<std::int64_t>(&row[i]))
-                return *v;
-        return bad(column, "an integer");
-    }
-    Result<std::optional<std::int64_t>> opt_integer(const Row& row, std::size_t i,
-                                                    std::string_view column) const {
-        if (i >= row.size() || std::holds_alternative<std::monostate>(row[i]))
-            return std::optional<std::int64_t>();
-        if (auto* v = std::get_if<std::int64_t>(&row[i]))
-            return std::optional<std::int64_t>(*v);
-        return bad(column, "an integer or NULL");
-    }
-    Result<std::string> text(const Row& row, std::size_t i, std::string_view column) const {
-        if (i < row.size())
-            if (auto* v = std::get_if<std::string>(&row[i]))
-                return *v;
-        return bad(column, "text");
-    }
-    Result<std::optional<std::string>> opt_text(const Row& row, std::size_t i,
-                                                std::string_view column) const {
-        if (i >= row.size() || std::holds_alternative<std::monostate>(row[i]))
-            return std::optional<std::string>();
-        if (auto* v = std::get_if<std::string>(&row[i]))
-            return std::optional<std::string>(*v);
-        return bad(column, "text or NULL");
-    }
-    // NULL reads as empty, as upstream's reader does.
-    Result<Bytes> blob(const Row& row, std::size_t i, std::string_view column) const {
-        if (i < row.size()) {
-            if (auto* v = std::get_if<Bytes>(&row[i]))
-                return *v;
-            if (std::holds_alternative<std::monostate>(row[i]))
-                return Bytes{};
-        }
-        return bad(column, "a blob");
-    }
-    Result<std::optional<Bytes>> opt_blob(const Row& row, std::size_t i,
-                                          std::string_view column) const {
-        if (i >= row.size() || std::holds_alternative<std::monostate>(row[i]))
-            return std::optional<Bytes>();
-        if (auto* v = std::get_if<Bytes>(&row[i]))
-            return std::optional<Bytes>(*v);
-        return bad(column, "a blob or NULL");
-    }
-};
 
 #define RIVETKIT_TRY(var, expr)              \
     auto var##_result = (expr);              \
@@ -237,13 +187,13 @@ Status run(Session& s, std::string_view sql, std::vector<Value> params = {}) {
 
 // MARK: meta
 
-Result<std::optional<Bytes>> load_meta(Session& s, std::string_view key, const Rows& rows) {
+Result<std::optional<Bytes>> load_meta(Session& s, std::string_view actor_id, std::string_view key) {
     auto found = s.query(std::string(kLoadMeta), {text_value(key)});
     if (!found.ok())
         return std::move(found).error();
     if (found.value().rows.empty())
         return std::optional<Bytes>();
-    RIVETKIT_TRY(value, rows.blob(found.value().rows.front(), 0, "value"));
+    RIVETKIT_TRY(value, blob_column(actor_id, "_rivet_meta", found.value().rows.front()));
     return std::optional<Bytes>(std::move(value));
 }
 
@@ -251,31 +201,16 @@ Status store_meta(Session& s, std::string_view key, Value value) {
     return run(s, kUpsertMeta, {text_value(key), std::move(value)});
 }
 
-Bytes encode_schema_version(std::int64_t version) {
-    Bytes out(8);
-    for (int i = 0; i < 8; ++i)
-        out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(
-            static_cast<std::uint64_t>(version) >> (8 * i));
-    return out;
-}
-
 // Brings the schema to kInternalSchemaVersion inside the caller's transaction; returns the import
 // state found in _rivet_meta.
 Result<std::optional<std::string>> ensure_schema(Session& s, std::string_view actor_id) {
-    const Rows rows{actor_id, "_rivet_meta"};
     if (Status created = s.exec(std::string(kCreateMeta)); !created.ok())
         return std::move(created).error();
-    RIVETKIT_TRY(stored, load_meta(s, kSchemaVersionKey, rows));
+    RIVETKIT_TRY(stored, load_meta(s, actor_id, kSchemaVersionKey));
     std::int64_t version = 0;
     if (stored) {
-        if (stored->size() != 8)
-            return persisted_error(actor_id,
-                                   "internal storage schema_version is not an 8-byte integer",
-                                   {{"table", "_rivet_meta"}, {"bytes", stored->size()}});
-        std::uint64_t raw = 0;
-        for (int i = 7; i >= 0; --i)
-            raw = (raw << 8) | (*stored)[static_cast<std::size_t>(i)];
-        version = static_cast<std::int64_t>(raw);
+        RIVETKIT_TRY(decoded, storage::schema_version(actor_id, *stored));
+        version = decoded;
     }
     if (version > kInternalSchemaVersion || version < 0)
         return persisted_error(
@@ -293,11 +228,11 @@ Result<std::optional<std::string>> ensure_schema(Session& s, std::string_view ac
     }
     if (version != kInternalSchemaVersion) {
         if (Status st = store_meta(s, kSchemaVersionKey,
-                                   Value(encode_schema_version(kInternalSchemaVersion)));
+                                   Value(storage::encode_schema_version(kInternalSchemaVersion)));
             !st.ok())
             return std::move(st).error();
     }
-    RIVETKIT_TRY(import_state, load_meta(s, kImportStateKey, rows));
+    RIVETKIT_TRY(import_state, load_meta(s, actor_id, kImportStateKey));
     if (!import_state)
         return std::optional<std::string>();
     return std::optional<std::string>(text_of(*import_state));
@@ -449,45 +384,23 @@ std::optional<Bytes> prefix_end(BytesView prefix) {
 
 Result<std::optional<Bytes>> read_actor(Session& s, std::string_view actor_id,
                                         std::optional<SqliteActorStore::ActorColdRows>& cold) {
-    const Rows rows{actor_id, "_rivet_actor"};
     auto found = s.query(std::string(kLoadActor));
     if (!found.ok())
         return std::move(found).error();
     if (found.value().rows.empty())
         return std::optional<Bytes>();
-    const Row& row = found.value().rows.front();
-    RIVETKIT_TRY(initialized, rows.integer(row, 0, "has_initialized"));
-    if (initialized != 0 && initialized != 1)
-        return rows.bad("has_initialized", "0 or 1");
-    PersistedActor actor;
-    actor.has_initialized = initialized == 1;
-    RIVETKIT_TRY(input, rows.opt_blob(row, 1, "input"));
-    actor.input = std::move(input);
-    RIVETKIT_TRY(state, (Rows{actor_id, "_rivet_actor_state"}.blob(row, 2, "state")));
-    actor.state = std::move(state);
-
-    const Rows events{actor_id, "_rivet_schedule_events"};
     auto listed = s.query(std::string(kLoadOneShots));
     if (!listed.ok())
         return std::move(listed).error();
-    for (const Row& e : listed.value().rows) {
-        PersistedScheduleEvent event;
-        RIVETKIT_TRY(id, events.text(e, 0, "event_id"));
-        RIVETKIT_TRY(at, events.integer(e, 1, "trigger_at"));
-        RIVETKIT_TRY(action, events.text(e, 2, "action"));
-        RIVETKIT_TRY(args, events.opt_blob(e, 3, "args"));
-        event.event_id = std::move(id);
-        event.timestamp = at;
-        event.action = std::move(action);
-        event.args = std::move(args);
-        actor.scheduled_events.push_back(std::move(event));
-    }
+    RIVETKIT_TRY(actor, storage::actor_from_rows(actor_id, found.value().rows.front(),
+                                                 listed.value().rows));
     auto recurring = s.query(std::string(kCountRecurring));
     if (recurring.ok() && !recurring.value().rows.empty()) {
-        auto n = events.integer(recurring.value().rows.front(), 0, "count");
-        if (n.ok() && n.value() > 0)
+        const Row& row = recurring.value().rows.front();
+        const auto* n = row.empty() ? nullptr : std::get_if<std::int64_t>(&row[0]);
+        if (n != nullptr && *n > 0)
             log::warn("actor has recurring schedules this host does not run; they are kept",
-                      {{"actor_id", actor_id}, {"count", n.value()}});
+                      {{"actor_id", actor_id}, {"count", *n}});
     }
     cold = SqliteActorStore::ActorColdRows{actor.input, actor.has_initialized,
                                            actor.scheduled_events};
@@ -519,76 +432,18 @@ Status write_actor(Session& s, const PersistedActor& actor,
     return Status{};
 }
 
-Bytes cbor_of(const nlohmann::json& value) {
-    auto out = nlohmann::json::to_cbor(value);
-    return Bytes(out.begin(), out.end());
-}
-
-Result<PersistedConnection> connection_from_row(const Row& row, std::string_view actor_id) {
-    const Rows rows{actor_id, "_rivet_conns"};
-    PersistedConnection conn;
-    RIVETKIT_TRY(id, rows.text(row, 0, "conn_id"));
-    conn.id = std::move(id);
-    RIVETKIT_TRY(parameters, rows.blob(row, 1, "parameters"));
-    conn.parameters = std::move(parameters);
-    RIVETKIT_TRY(state, rows.blob(row, 2, "state"));
-    conn.state = std::move(state);
-    RIVETKIT_TRY(subscriptions, rows.blob(row, 3, "subscriptions"));
-    auto subs = nlohmann::json::from_cbor(subscriptions, true, false);
-    if (subs.is_discarded() || !subs.is_array())
-        return rows.bad("subscriptions", "a CBOR array of event names");
-    for (const auto& name : subs) {
-        if (!name.is_string())
-            return rows.bad("subscriptions", "a CBOR array of event names");
-        conn.subscriptions.push_back({name.get<std::string>()});
-    }
-    RIVETKIT_TRY(gateway, rows.blob(row, 4, "gateway_id"));
-    RIVETKIT_TRY(request, rows.blob(row, 5, "request_id"));
-    if (gateway.size() != conn.gateway_id.size())
-        return rows.bad("gateway_id", "4 bytes");
-    if (request.size() != conn.request_id.size())
-        return rows.bad("request_id", "4 bytes");
-    std::copy(gateway.begin(), gateway.end(), conn.gateway_id.begin());
-    std::copy(request.begin(), request.end(), conn.request_id.begin());
-    RIVETKIT_TRY(server_index, rows.integer(row, 6, "server_message_index"));
-    RIVETKIT_TRY(client_index, rows.integer(row, 7, "client_message_index"));
-    if (server_index < 0 || server_index > 0xffff)
-        return rows.bad("server_message_index", "a u16");
-    if (client_index < 0 || client_index > 0xffff)
-        return rows.bad("client_message_index", "a u16");
-    conn.server_message_index = static_cast<std::uint16_t>(server_index);
-    conn.client_message_index = static_cast<std::uint16_t>(client_index);
-    RIVETKIT_TRY(path, rows.text(row, 8, "request_path"));
-    conn.request_path = std::move(path);
-    RIVETKIT_TRY(headers_raw, rows.blob(row, 9, "request_headers"));
-    auto headers = nlohmann::json::from_cbor(headers_raw, true, false);
-    if (headers.is_discarded() || !headers.is_object())
-        return rows.bad("request_headers", "a CBOR map of strings");
-    for (const auto& [name, value] : headers.items()) {
-        if (!value.is_string())
-            return rows.bad("request_headers", "a CBOR map of strings");
-        conn.request_headers.emplace_back(name, value.get<std::string>());
-    }
-    return conn;
-}
-
 Status write_connection(Session& s, const PersistedConnection& conn) {
-    nlohmann::json headers = nlohmann::json::object();
-    for (const auto& [name, value] : conn.request_headers)
-        headers[name] = value;
-    nlohmann::json subscriptions = nlohmann::json::array();
-    for (const auto& sub : conn.subscriptions)
-        subscriptions.push_back(sub.event_name);
     if (Status st = run(s, kInsertConnection,
                         {text_value(conn.id), blob_value(conn.parameters),
                          blob_value(conn.gateway_id), blob_value(conn.request_id),
-                         text_value(conn.request_path), Value(cbor_of(headers))});
+                         text_value(conn.request_path), Value(storage::request_headers_cbor(conn))});
         !st.ok())
         return st;
     return run(s, kUpsertConnectionState,
                {text_value(conn.id), blob_value(conn.state),
                 Value(std::int64_t{conn.server_message_index}),
-                Value(std::int64_t{conn.client_message_index}), Value(cbor_of(subscriptions))});
+                Value(std::int64_t{conn.client_message_index}),
+                Value(storage::subscriptions_cbor(conn))});
 }
 
 Status delete_connection(Session& s, std::string_view id) {
@@ -603,7 +458,7 @@ Result<std::vector<KvEntry>> read_connections(Session& s, std::string_view actor
         return std::move(found).error();
     std::vector<KvEntry> out;
     for (const Row& row : found.value().rows) {
-        RIVETKIT_TRY(conn, connection_from_row(row, actor_id));
+        RIVETKIT_TRY(conn, storage::connection_from_row(actor_id, row));
         out.emplace_back(keys::connection_key(conn.id), encode_persisted_connection(conn));
     }
     return out;
@@ -616,74 +471,39 @@ Result<std::optional<Bytes>> read_connection(Session& s, std::string_view actor_
         return std::move(found).error();
     if (found.value().rows.empty())
         return std::optional<Bytes>();
-    RIVETKIT_TRY(conn, connection_from_row(found.value().rows.front(), actor_id));
+    RIVETKIT_TRY(conn, storage::connection_from_row(actor_id, found.value().rows.front()));
     return std::optional<Bytes>(encode_persisted_connection(conn));
 }
 
-struct RuntimeRow {
-    std::optional<std::int64_t> last_pushed_alarm;
-    std::optional<std::string> inspector_token;
-    std::int64_t queue_next_id = 1;
-};
+using storage::RuntimeRow;
 
 Result<std::optional<RuntimeRow>> read_runtime(Session& s, std::string_view actor_id) {
-    const Rows rows{actor_id, "_rivet_runtime"};
     auto found = s.query(std::string(kLoadRuntime));
     if (!found.ok())
         return std::move(found).error();
     if (found.value().rows.empty())
         return std::optional<RuntimeRow>();
-    const Row& row = found.value().rows.front();
-    RuntimeRow out;
-    RIVETKIT_TRY(alarm, rows.opt_integer(row, 0, "last_pushed_alarm"));
-    RIVETKIT_TRY(token, rows.opt_text(row, 1, "inspector_token"));
-    RIVETKIT_TRY(next_id, rows.integer(row, 2, "queue_next_id"));
-    if (next_id < 0)
-        return rows.bad("queue_next_id", "a non-negative integer");
-    out.last_pushed_alarm = alarm;
-    out.inspector_token = std::move(token);
-    out.queue_next_id = next_id;
-    return std::optional<RuntimeRow>(std::move(out));
+    RIVETKIT_TRY(runtime, storage::runtime_from_row(actor_id, found.value().rows.front()));
+    return std::optional<RuntimeRow>(std::move(runtime));
 }
 
 Result<std::optional<Bytes>> read_queue_metadata(Session& s, std::string_view actor_id) {
     RIVETKIT_TRY(runtime, read_runtime(s, actor_id));
-    const Rows rows{actor_id, "_rivet_queue"};
     auto stats = s.query(std::string(kQueueStats));
     if (!stats.ok())
         return std::move(stats).error();
-    std::int64_t count = 0;
-    std::int64_t max_id = 0;
-    if (!stats.value().rows.empty()) {
-        const Row& row = stats.value().rows.front();
-        RIVETKIT_TRY(n, rows.integer(row, 0, "count"));
-        RIVETKIT_TRY(max, rows.opt_integer(row, 1, "id"));
-        count = n;
-        max_id = max.value_or(0);
-    }
-    if (!runtime && count == 0)
+    const Row none;
+    RIVETKIT_TRY(meta, storage::queue_metadata_from(
+                           actor_id, runtime,
+                           stats.value().rows.empty() ? none : stats.value().rows.front()));
+    if (!meta)
         return std::optional<Bytes>();
-    PersistedQueueMetadata meta;
-    const std::int64_t stored = runtime ? runtime->queue_next_id : 1;
-    meta.next_id = static_cast<std::uint64_t>(std::max({stored, max_id + 1, std::int64_t{1}}));
-    meta.size = static_cast<std::uint32_t>(std::min<std::int64_t>(count, 0xffffffff));
-    return std::optional<Bytes>(encode_queue_metadata(meta));
+    return std::optional<Bytes>(encode_queue_metadata(*meta));
 }
 
 Result<KvEntry> queue_entry(const Row& row, std::string_view actor_id) {
-    const Rows rows{actor_id, "_rivet_queue"};
-    RIVETKIT_TRY(id, rows.integer(row, 0, "id"));
-    if (id < 0)
-        return rows.bad("id", "a non-negative integer");
-    PersistedQueueMessage message;
-    RIVETKIT_TRY(name, rows.text(row, 1, "name"));
-    RIVETKIT_TRY(body, rows.blob(row, 2, "body"));
-    RIVETKIT_TRY(created_at, rows.integer(row, 3, "created_at"));
-    message.name = std::move(name);
-    message.body = std::move(body);
-    message.created_at = created_at;
-    return KvEntry(keys::queue_message_key(static_cast<std::uint64_t>(id)),
-                   encode_queue_message(message));
+    RIVETKIT_TRY(queued, storage::queue_message_from_row(actor_id, row));
+    return KvEntry(keys::queue_message_key(queued.id), encode_queue_message(queued.message));
 }
 
 Status write_queue_message(Session& s, std::string_view actor_id, std::uint64_t id,
@@ -734,13 +554,11 @@ Result<std::vector<KvEntry>> list_user_kv(Session& s, std::string_view actor_id,
     auto found = s.query(sql, params);
     if (!found.ok())
         return std::move(found).error();
-    const Rows rows{actor_id, "_rivet_user_kv"};
     std::vector<KvEntry> out;
     out.reserve(found.value().rows.size());
     for (const Row& row : found.value().rows) {
-        RIVETKIT_TRY(key, rows.blob(row, 0, "key"));
-        RIVETKIT_TRY(value, rows.blob(row, 1, "value"));
-        out.emplace_back(std::move(key), std::move(value));
+        RIVETKIT_TRY(entry, storage::user_kv_from_row(actor_id, row));
+        out.push_back(std::move(entry));
     }
     return out;
 }
@@ -771,8 +589,7 @@ Result<std::optional<Bytes>> get_record(Session& s, std::string_view actor_id, B
                 return std::move(found).error();
             if (found.value().rows.empty())
                 return std::optional<Bytes>();
-            RIVETKIT_TRY(value, (Rows{actor_id, "_rivet_user_kv"}.blob(
-                                    found.value().rows.front(), 0, "value")));
+            RIVETKIT_TRY(value, blob_column(actor_id, "_rivet_user_kv", found.value().rows.front()));
             return std::optional<Bytes>(std::move(value));
         }
         case RecordKind::QueueMetadata:
