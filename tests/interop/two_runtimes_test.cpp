@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <map>
+#include <set>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -193,6 +195,9 @@ const std::vector<std::string> kEncodings{"json", "cbor", "bare"};
 // [1], [3], [4]+key, [5,1,1], [5,1,2]+id) into the actor's engine KV when the actor starts.
 class LegacyKvHost final : public envoy::EnvoyCallbacks {
   public:
+    // Actors whose key is in `corrupt` get an undecodable [1] record instead.
+    std::set<std::string> corrupt;
+
     boost::asio::awaitable<Status> on_actor_start(envoy::EnvoyHandle handle,
                                                   envoy::ActorStart start) override {
         core::PersistedActor actor;
@@ -205,8 +210,9 @@ class LegacyKvHost final : public envoy::EnvoyCallbacks {
         message.body = Bytes(body.begin(), body.end());
         message.created_at = 1'700'000'000'000;
         std::vector<envoy::KvEntry> entries;
+        const bool bad = corrupt.contains(start.config.key.value_or(""));
         entries.push_back({core::keys::to_bytes(core::keys::kPersistData),
-                           core::encode_persisted_actor(actor)});
+                           bad ? Bytes{0x04, 0x00, 0xff, 0xff} : core::encode_persisted_actor(actor)});
         entries.push_back({core::keys::to_bytes(core::keys::kInspectorToken),
                            to_bytes("legacy-token")});
         entries.push_back({core::keys::user_key(to_bytes("greeting")), to_bytes("hello-legacy")});
@@ -216,8 +222,8 @@ class LegacyKvHost final : public envoy::EnvoyCallbacks {
         Status put = co_await handle.kv_put(start.actor_id, std::move(entries));
         {
             std::lock_guard lock(mutex_);
-            written_ = put.ok();
-            generation_ = start.generation;
+            written_ += put.ok() ? 1 : 0;
+            generations_[start.actor_id] = start.generation;
         }
         cv_.notify_all();
         co_return put;
@@ -225,7 +231,7 @@ class LegacyKvHost final : public envoy::EnvoyCallbacks {
     boost::asio::awaitable<Status> on_actor_stop(envoy::EnvoyHandle, envoy::ActorStop) override {
         {
             std::lock_guard lock(mutex_);
-            stopped_ = true;
+            ++stopped_;
         }
         cv_.notify_all();
         co_return Status{};
@@ -246,9 +252,9 @@ class LegacyKvHost final : public envoy::EnvoyCallbacks {
         std::unique_lock lock(mutex_);
         return cv_.wait_for(lock, 60s, [&] { return pred(*this); });
     }
-    bool written_ = false;
-    bool stopped_ = false;
-    std::uint32_t generation_ = 0;
+    int written_ = 0;
+    int stopped_ = 0;
+    std::map<std::string, std::uint32_t> generations_;
 
   private:
     std::mutex mutex_;
@@ -303,9 +309,13 @@ TEST_F(TwoRuntimes, AnActorMovesFromTheTypeScriptHostToCppAndBackWithNothingLost
 
 // An actor an older host stored in the KV layout is imported into SQLite on its first start here
 // (the real engine's actor KV, read through the envoy), then served: state, user KV, the queue
-// message left waiting, the inspector token.
+// message left waiting, the inspector token. One whose record cannot be decoded fails closed: it
+// does not start as if new, the error names it, its legacy record is left as it was, and the host
+// goes on serving the others.
 TEST_F(TwoRuntimes, AnActorStoredInTheLegacyKvLayoutIsImportedOnItsFirstStart) {
     auto legacy = std::make_shared<LegacyKvHost>();
+    legacy->corrupt = {"vault-corrupt"};
+    std::map<std::string, std::string> ids;
     {
         envoy::EnvoyConfig config;
         config.endpoint = engine_->endpoint();
@@ -313,16 +323,21 @@ TEST_F(TwoRuntimes, AnActorStoredInTheLegacyKvLayoutIsImportedOnItsFirstStart) {
         config.prepopulate_actor_names = {{"vault", "{}"}};
         envoy::testing::LiveEnvoy old_host(config, legacy);
         ASSERT_TRUE(engine_->wait_envoy_registered(old_host.handle().envoy_key()).ok());
-        auto id = engine_->create_actor("vault", "vault-legacy", "default");
-        ASSERT_TRUE(id.ok()) << id.error().to_string();
-        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.written_; }))
+        for (const std::string key : {"vault-legacy", "vault-corrupt"}) {
+            auto id = engine_->create_actor("vault", key, "default");
+            ASSERT_TRUE(id.ok()) << id.error().to_string();
+            ids[key] = *id;
+        }
+        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.written_ == 2; }))
             << engine_->log_tail();
-        const std::uint32_t generation = legacy->generation_;
-        old_host.run([h = old_host.handle(), actor = *id, generation]() -> boost::asio::awaitable<bool> {
-            h.sleep_actor(actor, generation);
-            co_return true;
-        });
-        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.stopped_; }));
+        for (const auto& [key, id] : ids) {
+            const std::uint32_t generation = legacy->generations_[id];
+            old_host.run([h = old_host.handle(), actor = id, generation]() -> boost::asio::awaitable<bool> {
+                h.sleep_actor(actor, generation);
+                co_return true;
+            });
+        }
+        ASSERT_TRUE(legacy->wait([](const LegacyKvHost& h) { return h.stopped_ == 2; }));
     }
     start_cpp_host();
     json r = phase("read", "cbor", {}, "vault-legacy");
@@ -331,9 +346,23 @@ TEST_F(TwoRuntimes, AnActorStoredInTheLegacyKvLayoutIsImportedOnItsFirstStart) {
     EXPECT_EQ(r["jobs"], json::array({json{{"n", 9}}})) << r.dump();
     EXPECT_EQ(r["notes"], json::array()) << r.dump();
     EXPECT_EQ(r["token"], "legacy-token") << r.dump();
-    // Served from SQLite from now on: a new message gets the next id after the imported one.
+    // Served from SQLite from now on.
     json w = phase("write", "cbor", {"--round", "2", "--remindMs", "600000"}, "vault-legacy");
     EXPECT_EQ(w["count"], 12) << w.dump();
+
+    // The corrupt one: an action fails (the actor never started), and [1] is what the old host wrote.
+    auto failed = http_request(engine_->guard_port(), "POST",
+                               "/gateway/" + ids["vault-corrupt"] + "/action/getCount",
+                               R"({"args":[]})", {{"content-type", "application/json"}});
+    ASSERT_TRUE(failed.ok()) << failed.error().to_string();
+    EXPECT_NE(failed->status, 200u) << failed->body;
+    auto record = engine_->api("GET", "/actors/" + ids["vault-corrupt"] + "/kv/keys/AQ%3D%3D?namespace=default");
+    ASSERT_TRUE(record.ok());
+    EXPECT_EQ(json::parse(record->body, nullptr, false).value("value", std::string{}), "BAD//w==")
+        << record->body;
+    // And the host still serves the healthy actor.
+    json again = phase("read", "cbor", {}, "vault-legacy");
+    EXPECT_EQ(again["count"], 12) << again.dump();
     stop_cpp_host();
 }
 
