@@ -152,6 +152,13 @@ try {
     await sleep(1000);
     await shot("counter-metadata");
 
+    // The counter's own database: the internal tables its state lives in, as on the TS host.
+    steps.counterDatabaseTab = await tab("Database");
+    steps.counterDatabaseShown = await until(
+        (t) => t.includes("_rivet_actor") && t.includes("has_initialized"),
+    );
+    await shot("counter-database");
+
     // reminder: its scheduled event.
     await open("reminder", reminder.actorId);
     steps.schedulesTab = await tab("Schedules");

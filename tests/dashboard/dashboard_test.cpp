@@ -55,6 +55,7 @@ TEST(Dashboard, InspectsCppActorsStateConnectionsQueueSchedulesAndDatabase) {
     EXPECT_EQ(s["queueShown"], true);
     EXPECT_EQ(s["consoleListsActions"], true);
     EXPECT_EQ(s["metadataTab"], true);
+    EXPECT_EQ(s["counterDatabaseShown"], true);
     EXPECT_EQ(s["scheduleShown"], true);
     // ledger has a database: the Database tab, its table and the row added.
     EXPECT_EQ(s["ledgerTabs"], json::array({"State", "Database", "Queue", "Schedules",
