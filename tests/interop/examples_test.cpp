@@ -15,21 +15,13 @@
 #include "engine_harness.hpp"
 #include "live_host.hpp"
 #include "live_stack.hpp"
+#include "node_scenario.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string node_binary() {
-    const char* bin = std::getenv("RIVET_NODE_BIN");
-    return bin != nullptr && *bin != '\0' ? bin : "node";
-}
-
-std::string tail(const std::string& s, std::size_t n = 3000) {
-    return s.substr(s.size() > n ? s.size() - n : 0);
-}
 
 class Examples : public ::testing::TestWithParam<std::string> {
   protected:
@@ -46,27 +38,14 @@ class Examples : public ::testing::TestWithParam<std::string> {
 
     // Runs one scenario of examples.mjs; the parsed result line, with ok == true asserted.
     json scenario(const std::string& name, std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv{node_binary(),
-                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/examples.mjs", name,
-                                      "--encoding", GetParam()};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
-                               std::chrono::minutes(3));
-        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
-        if (!run.ok())
-            return json::object();
-        const std::string& out = run->out;
-        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
-        std::string line = out.substr(last == std::string::npos ? 0 : last + 1);
-        json result = json::parse(line, nullptr, false);
+        std::vector<std::string> args{name, "--encoding", GetParam()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto run = run_node_scenario(std::string(RIVETKIT_INTEROP_JS_DIR) + "/examples.mjs",
+                                     std::move(args), engine_->endpoint(), std::chrono::minutes(3));
         // The observations, for --gtest_output=json|xml.
-        RecordProperty("result", line);
-        EXPECT_FALSE(result.is_discarded())
-            << "stdout: " << out << "\nstderr tail: " << tail(run->err);
-        EXPECT_EQ(result.value("ok", false), true)
-            << result.dump(2) << "\nstderr tail: " << tail(run->err)
-            << "\nengine log tail: " << engine_->log_tail();
-        return result.is_discarded() ? json::object() : result;
+        RecordProperty("result", run.line);
+        EXPECT_EQ(run.failure, "") << "\nengine log tail: " << engine_->log_tail();
+        return run.result;
     }
 
     LiveStack stack_;

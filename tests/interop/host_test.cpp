@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine_harness.hpp"
+#include "node_scenario.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
@@ -112,11 +113,6 @@ TEST(HostExecutable, HelpListsEveryOptionAndItsVariable) {
     ASSERT_TRUE(bad.ok());
     EXPECT_EQ((*bad)->wait(30s), std::optional<int>(2));
     EXPECT_NE((*bad)->err().find("--threads needs a number"), std::string::npos) << (*bad)->err();
-}
-
-std::string node_binary() {
-    const char* bin = std::getenv("RIVET_NODE_BIN");
-    return bin != nullptr && *bin != '\0' ? bin : "node";
 }
 
 // The official client's hibernatable connection outlives the host process it was opened on:

@@ -16,21 +16,13 @@
 #include "engine_harness.hpp"
 #include "live_host.hpp"
 #include "live_stack.hpp"
+#include "node_scenario.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string node_binary() {
-    const char* bin = std::getenv("RIVET_NODE_BIN");
-    return bin != nullptr && *bin != '\0' ? bin : "node";
-}
-
-std::string tail(const std::string& s, std::size_t n = 3000) {
-    return s.substr(s.size() > n ? s.size() - n : 0);
-}
 
 class InspectorInterop : public ::testing::Test {
   protected:
@@ -55,23 +47,13 @@ class InspectorInterop : public ::testing::Test {
     void SetUp() override { ASSERT_NE(stack_, nullptr) << start_error_; }
 
     json scenario(const std::string& name, std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv{node_binary(),
-                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/inspector.mjs", name,
-                                      "--encoding", "json"};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", stack_->engine->endpoint()}},
-                               std::chrono::minutes(2));
-        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
-        if (!run.ok())
-            return json::object();
-        const std::string& out = run->out;
-        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
-        std::string line = out.substr(last == std::string::npos ? 0 : last + 1);
-        json result = json::parse(line, nullptr, false);
-        EXPECT_FALSE(result.is_discarded()) << "stdout: " << out << "\nstderr: " << tail(run->err);
-        EXPECT_EQ(result.value("ok", false), true)
-            << result.dump(2) << "\nstderr tail: " << tail(run->err);
-        return result.is_discarded() ? json::object() : result;
+        std::vector<std::string> args{name, "--encoding", "json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto run = run_node_scenario(std::string(RIVETKIT_INTEROP_JS_DIR) + "/inspector.mjs",
+                                     std::move(args), stack_->engine->endpoint(),
+                                     std::chrono::minutes(2));
+        EXPECT_EQ(run.failure, "");
+        return run.result;
     }
 
     static inline LiveStack* stack_ = nullptr;

@@ -12,17 +12,13 @@
 #include "engine_harness.hpp"
 #include "live_host.hpp"
 #include "live_stack.hpp"
+#include "node_scenario.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string node_binary() {
-    const char* bin = std::getenv("RIVET_NODE_BIN");
-    return bin != nullptr && *bin != '\0' ? bin : "node";
-}
 
 class Interop : public ::testing::TestWithParam<std::string> {
   protected:
@@ -39,26 +35,14 @@ class Interop : public ::testing::TestWithParam<std::string> {
     }
     void TearDown() override { stack_ = {}; }
 
-    // Runs one scenario; the parsed result line (ok == true asserted by the caller).
+    // Runs one scenario; the parsed result line (ok == true asserted).
     json scenario(const std::string& name, std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv{node_binary(), std::string(RIVETKIT_INTEROP_JS_DIR) + "/client.mjs",
-                                      name, "--encoding", GetParam()};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
-                               std::chrono::minutes(3));
-        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
-        if (!run.ok())
-            return json::object();
-        const std::string& out = run->out;
-        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
-        std::string line = out.substr(last == std::string::npos ? 0 : last + 1);
-        json result = json::parse(line, nullptr, false);
-        EXPECT_FALSE(result.is_discarded()) << "stdout: " << out << "\nstderr tail: "
-                                            << run->err.substr(run->err.size() > 3000 ? run->err.size() - 3000 : 0);
-        EXPECT_EQ(result.value("ok", false), true)
-            << result.dump(2) << "\nstderr tail: "
-            << run->err.substr(run->err.size() > 3000 ? run->err.size() - 3000 : 0);
-        return result.is_discarded() ? json::object() : result;
+        std::vector<std::string> args{name, "--encoding", GetParam()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto run = run_node_scenario(std::string(RIVETKIT_INTEROP_JS_DIR) + "/client.mjs",
+                                     std::move(args), engine_->endpoint(), std::chrono::minutes(3));
+        EXPECT_EQ(run.failure, "");
+        return run.result;
     }
 
     LiveStack stack_;

@@ -23,6 +23,7 @@
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
 #include "rivetkit/sqlite.hpp"
+#include "node_scenario.hpp"
 #include "subprocess.hpp"
 
 namespace rivetkit::testing {
@@ -110,15 +111,6 @@ Actor<VaultState> vault_actor() {
         .action("goToSleep", [](VaultAction& c) { c.sleep(); });
 }
 
-std::string node_binary() {
-    const char* bin = std::getenv("RIVET_NODE_BIN");
-    return bin != nullptr && *bin != '\0' ? bin : "node";
-}
-
-std::string tail(const std::string& s, std::size_t n = 4000) {
-    return s.substr(s.size() > n ? s.size() - n : 0);
-}
-
 class TwoRuntimes : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -160,27 +152,14 @@ class TwoRuntimes : public ::testing::Test {
     // One run of two_runtimes.mjs; its result line.
     json phase(const std::string& name, const std::string& encoding, std::vector<std::string> extra,
                std::string key = {}) {
-        std::vector<std::string> argv{node_binary(),
-                                      std::string(RIVETKIT_INTEROP_JS_DIR) + "/two_runtimes.mjs",
-                                      name,
-                                      "--encoding",
-                                      encoding,
-                                      "--key",
+        std::vector<std::string> args{name, "--encoding", encoding, "--key",
                                       key.empty() ? "vault-" + encoding : key};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        auto run = run_process(std::move(argv), {{"RIVET_ENDPOINT", engine_->endpoint()}},
-                               std::chrono::minutes(3));
-        EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
-        if (!run.ok())
-            return json::object();
-        const std::string& out = run->out;
-        auto last = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
-        json result = json::parse(out.substr(last == std::string::npos ? 0 : last + 1), nullptr, false);
-        EXPECT_FALSE(result.is_discarded()) << "stdout: " << out << "\nstderr: " << tail(run->err);
-        EXPECT_EQ(result.value("ok", false), true)
-            << result.dump(2) << "\nstderr: " << tail(run->err)
-            << (ts_host_ ? "\nts host: " + tail(ts_host_->err()) : std::string{});
-        return result.is_discarded() ? json::object() : result;
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto run = run_node_scenario(std::string(RIVETKIT_INTEROP_JS_DIR) + "/two_runtimes.mjs",
+                                     std::move(args), engine_->endpoint(), std::chrono::minutes(3));
+        EXPECT_EQ(run.failure, "")
+            << (ts_host_ ? "\nts host: " + tail(ts_host_->err(), 4000) : std::string{});
+        return run.result;
     }
 
     std::unique_ptr<EngineHarness> engine_;
