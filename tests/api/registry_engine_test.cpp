@@ -75,7 +75,10 @@ TEST(HostRegistry, EachThreadHoldsAnEngineConnectionAndServesActors) {
                                   gateway_target("tally", key, "/action/add"),
                                   "{\"args\":[" + std::to_string(i + 1) + "]}",
                                   {{"content-type", "application/json"}});
-            ASSERT_TRUE(r.ok()) << r.error().to_string();
+            // The engine's side of a first request that never reached an actor (an open flake
+            // seen under load: no envoy was asked to start the actor).
+            ASSERT_TRUE(r.ok()) << r.error().to_string() << "\nengine log tail:\n"
+                                << (*engine)->log_tail(8000);
             EXPECT_EQ(r->body, "{\"output\":" + std::to_string(expected) + "}") << key;
         }
     }

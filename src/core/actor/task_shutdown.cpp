@@ -241,8 +241,14 @@ boost::asio::awaitable<Status> ActorTask::run_shutdown(ShutdownKind reason) {
     transition_to(reason == ShutdownKind::Sleep ? LifecycleState::SleepFinalize
                                                 : LifecycleState::Destroying);
     Status saved = co_await save_final_state(reason);
-    if (!saved.ok())
+    if (!saved.ok()) {
+        // The generation still lets go of its database, so no statement of it is left running
+        // on a SQLite worker after the stop is reported (its completion would resume on an
+        // executor the host may be tearing down).
+        co_await ctx.wait_for_pending_state_writes();
+        co_await ctx.cleanup_sqlite();
         co_return saved;
+    }
 
     ctx.configure_actor_events(std::nullopt);  // closes the runtime's event stream
     if (run_handle) {
