@@ -168,9 +168,6 @@ Value blob_value(BytesView bytes) {
 Value opt_blob_value(const std::optional<Bytes>& bytes) {
     return bytes ? Value(*bytes) : Value(std::monostate{});
 }
-bool same(BytesView a, BytesView b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
 Value text_value(std::string_view text) {
     return Value(std::string(text));
 }
@@ -272,9 +269,9 @@ RecordKind classify(BytesView key) {
         return RecordKind::Connection;
     if (!key.empty() && key[0] == keys::kUserKvPrefix[0])
         return RecordKind::UserKv;
-    if (same(key, keys::kQueueMetadata))
+    if (std::ranges::equal(key, keys::kQueueMetadata))
         return RecordKind::QueueMetadata;
-    if (same(key, keys::kQueueMessagesPrefix))
+    if (std::ranges::equal(key, keys::kQueueMessagesPrefix))
         return RecordKind::QueueMessagePrefix;
     if (keys::decode_queue_message_key(key))
         return RecordKind::QueueMessage;
@@ -687,7 +684,7 @@ bool in_user_space(BytesView key) {
 // A range over user KV: from a key in [4]... up to one in [4]... or to [5] (the space's end).
 bool user_range(BytesView start, BytesView end) {
     const Bytes space_end{static_cast<std::uint8_t>(keys::kUserKvPrefix[0] + 1)};
-    return in_user_space(start) && (in_user_space(end) || same(end, space_end));
+    return in_user_space(start) && (in_user_space(end) || std::ranges::equal(end, space_end));
 }
 
 // MARK: legacy import
@@ -731,7 +728,7 @@ Status import_page(Session& s, std::string_view actor_id, const std::vector<KvEn
             if (Status st = put_record(s, actor_id, k, value, none, written); !st.ok())
                 return named(st.error(), "[2] connection " + text_of(k.subspan(1)));
             ++counts.connections;
-        } else if (same(k, keys::kQueueMetadata)) {
+        } else if (std::ranges::equal(k, keys::kQueueMetadata)) {
             auto meta = decode_queue_metadata(value);
             if (!meta.ok())
                 return named(meta.error(), "[5,1,1] queue metadata");
