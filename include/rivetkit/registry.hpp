@@ -90,7 +90,8 @@ class Registry {
     }
     Registry& use_factory(std::string name, std::shared_ptr<core::ActorFactory> factory);
 
-    // Called once, from a host thread, when every engine connection is up.
+    // Called once, from a host thread, when the engine has registered every engine connection
+    // (it allocates actors to them from then on).
     Registry& on_ready(std::function<void(const HostInfo&)> callback);
     // A line or two about the program for --help (after the usage line).
     Registry& describe(std::string text);

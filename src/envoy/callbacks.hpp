@@ -34,6 +34,10 @@ class EnvoyCallbacks {
 
     virtual void on_connect(EnvoyHandle /*handle*/) {}
     virtual void on_disconnect(EnvoyHandle /*handle*/) {}
+    // The engine's first ping on a connection. The engine pings only once it has committed the
+    // connection's registration (the pool's load-balancer index and protocol version) and purged
+    // its cached pool config; ToEnvoyInit goes out before that commit.
+    virtual void on_registered(EnvoyHandle /*handle*/) {}
     // A connection attempt failed before the handshake (resolve, TCP, TLS verification, HTTP
     // upgrade, timeout); the envoy retries with backoff.
     virtual void on_connect_failed(EnvoyHandle /*handle*/, const Error& /*error*/) {}

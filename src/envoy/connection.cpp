@@ -310,6 +310,7 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
 void on_connection_lost(EnvoyState& st) {
     bool was_connected = st.connected;
     st.connected = false;
+    st.registered = false;
     for (auto& b : st.outbox)
         st.recycle(std::move(b));
     st.outbox.clear();
@@ -328,6 +329,11 @@ void handle_to_envoy(EnvoyState& st, proto::ToEnvoy message) {
     auto& v = message.value;
     if (auto* ping = std::get_if<proto::ToEnvoyPing>(&v)) {
         st.send(proto::ToRivet{proto::ToRivetPong{ping->ts}});
+        if (st.connected && !st.registered) {
+            st.registered = true;
+            if (st.callbacks)
+                st.callbacks->on_registered(st.handle());
+        }
     } else if (auto* init = std::get_if<proto::ToEnvoyInit>(&v)) {
         on_init(st, *init);
     } else if (auto* commands = std::get_if<proto::ToEnvoyCommands>(&v)) {

@@ -150,6 +150,7 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     // Connection.
     Transport* transport = nullptr;
     bool connected = false;
+    bool registered = false;  // the engine's first ping on this connection came (on_registered)
     std::optional<proto::ProtocolMetadata> metadata;
     rt::Clock::time_point last_received{};
     std::deque<Bytes> outbox;         // control frames, written first

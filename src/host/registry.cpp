@@ -233,36 +233,48 @@ class Shard {
         config_.prepopulate_actor_names = registry_->actor_names_metadata();
     }
 
-    // `connected(index)` the first time the engine accepts this shard's connection; `ended(index,
-    // requested)` when the thread is about to end.
-    void start(std::function<void(unsigned)> connected, std::function<void(unsigned)> ended) {
-        thread_ = std::thread([this, connected = std::move(connected),
-                               ended = std::move(ended)]() mutable {
-            registry_->set_connection_observer([this, connected](bool up) {
-                if (up && !announced_) {
+    // `registered(index)` the first time the engine has registered this shard's connection (it
+    // then allocates actors to it); `ended(index)` when the thread is about to end. A held shard
+    // opens its connection only on release().
+    void start(std::function<void(unsigned)> registered, std::function<void(unsigned)> ended,
+               bool held) {
+        thread_ = std::thread([this, registered = std::move(registered), ended = std::move(ended),
+                               held]() mutable {
+            registry_->set_registration_observer([this, registered] {
+                if (!announced_) {
                     announced_ = true;
-                    connected(index_);
+                    registered(index_);
                 }
             });
-            handle_.emplace(envoy::start_envoy(io_.get_executor(), clock_, config_, registry_));
-            asio::co_spawn(
-                io_,
-                [this]() -> asio::awaitable<void> {
-                    co_await handle_->wait_stopped();
-                    co_await registry_->wait_idle(std::chrono::seconds(10));
-                    io_.stop();
-                },
-                asio::detached);
+            if (held)
+                hold_.emplace(io_.get_executor());
+            else
+                connect();
             io_.run();
             ended(index_);
         });
     }
 
     // Any thread.
+    void release() {
+        asio::post(io_, [this] {
+            if (hold_ && !stopped_) {
+                hold_.reset();
+                connect();
+            }
+        });
+    }
+
+    // Any thread.
     void stop(bool immediate) {
         asio::post(io_, [this, immediate] {
-            if (handle_)
+            stopped_ = true;
+            if (handle_) {
                 handle_->shutdown(immediate);
+            } else if (hold_) {
+                hold_.reset();  // never connected: nothing to drain
+                io_.stop();
+            }
         });
     }
 
@@ -272,8 +284,22 @@ class Shard {
     }
 
   private:
+    void connect() {
+        handle_.emplace(envoy::start_envoy(io_.get_executor(), clock_, config_, registry_));
+        asio::co_spawn(
+            io_,
+            [this]() -> asio::awaitable<void> {
+                co_await handle_->wait_stopped();
+                co_await registry_->wait_idle(std::chrono::seconds(10));
+                io_.stop();
+            },
+            asio::detached);
+    }
+
     unsigned index_;
     bool announced_ = false;  // this thread only
+    bool stopped_ = false;    // this thread only
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> hold_;
     envoy::EnvoyConfig config_;
     asio::io_context io_{1};
     rt::SteadyClock clock_{io_.get_executor()};
@@ -293,18 +319,26 @@ struct RunningHost::State {
 
     std::mutex mutex;
     std::condition_variable cv;
-    unsigned connected = 0;
+    unsigned registered = 0;
     unsigned running = 0;
     bool stop_requested = false;
     bool ended_unasked = false;
     bool waited = false;
     int exit_code = 0;
 
-    void shard_connected(unsigned) {
+    void shard_registered(unsigned index) {
+        if (index == 0) {
+            // Engine 2.3.19 caches a pool's config (whether it serves envoys) for 5 s. Connections
+            // that register at once on a pool new to envoys can leave that cache saying "no
+            // envoys" after the first one's commit, and an actor created then waits for a runner
+            // that never comes. So the first connection registers alone, the others after it.
+            for (std::size_t i = 1; i < shards.size(); ++i)
+                shards[i]->release();
+        }
         bool all = false;
         {
             std::lock_guard lock(mutex);
-            all = ++connected == shards.size();
+            all = ++registered == shards.size();
         }
         if (all) {
             log::info("host ready", {{"endpoint", info.endpoint},
@@ -460,9 +494,9 @@ void launch(RunningHost::State& state, const Shard::Factories& factories,
         state.shards.push_back(std::make_unique<Shard>(i, factories, base));
     state.on_ready = std::move(on_ready);
     state.running = state.info.threads;
-    for (auto& shard : state.shards) {
-        shard->start([&state](unsigned i) { state.shard_connected(i); },
-                     [&state](unsigned i) { state.shard_ended(i); });
+    for (std::size_t i = 0; i < state.shards.size(); ++i) {
+        state.shards[i]->start([&state](unsigned index) { state.shard_registered(index); },
+                               [&state](unsigned index) { state.shard_ended(index); }, i != 0);
     }
 }
 

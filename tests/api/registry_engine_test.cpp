@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "engine_harness.hpp"
 #include "host/engine.hpp"
@@ -88,6 +91,59 @@ TEST(HostRegistry, EachThreadHoldsAnEngineConnectionAndServesActors) {
     host.stop();
     EXPECT_EQ(host.wait(), 0);
     EXPECT_EQ(host.wait(), 0);  // waiting again returns the same result
+}
+
+// Engine 2.3.19 caches a pool's config for 5 s, and whether the pool serves envoys is in it. Engine
+// connections registering at the same moment on a pool new to envoys could leave that cache
+// saying "no envoys": an actor created right then became a runner-protocol actor no envoy is ever
+// asked to start (the request hung; seen under load as a 30 s timeout in the test above). The
+// host registers its first connection alone and announces itself ready only once the engine has
+// registered every connection, so actors created at once are all served.
+TEST(HostRegistry, ActorsCreatedAsSoonAsAManyThreadHostIsReadyOnANewPoolAreServed) {
+    auto engine = EngineHarness::start();
+    ASSERT_TRUE(engine.ok()) << engine.error().to_string();
+
+    Registry registry;
+    registry.use("tally", host_tally());
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool ready = false;
+    registry.on_ready([&](const HostInfo&) {
+        std::lock_guard lock(mutex);
+        ready = true;
+        cv.notify_all();
+    });
+    HostConfig config;
+    config.endpoint = (*engine)->endpoint();
+    config.threads = 6;
+    RunningHost host = registry.start(config);
+    {
+        std::unique_lock lock(mutex);
+        ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return ready; }));
+    }
+    // Ready means registered: the engine lists every connection without polling.
+    EXPECT_EQ(pool_envoy_count(**engine), 6u);
+
+    constexpr int kActors = 6;
+    std::vector<std::string> outcome(kActors);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < kActors; ++i) {
+        callers.emplace_back([&, i] {
+            auto r = http_request((*engine)->guard_port(), "POST",
+                                  gateway_target("tally", "fresh" + std::to_string(i),
+                                                 "/action/add"),
+                                  "{\"args\":[" + std::to_string(i + 1) + "]}",
+                                  {{"content-type", "application/json"}}, 20s);
+            outcome[i] = r.ok() ? r->body : r.error().to_string();
+        });
+    }
+    for (auto& t : callers)
+        t.join();
+    for (int i = 0; i < kActors; ++i)
+        EXPECT_EQ(outcome[i], "{\"output\":" + std::to_string(i + 1) + "}") << "actor " << i;
+
+    host.stop();
+    EXPECT_EQ(host.wait(), 0);
 }
 
 // The engine's dashboard loads the inspector as a page the actor serves itself; a host serves it

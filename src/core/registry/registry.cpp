@@ -347,6 +347,11 @@ void CoreRegistry::on_connect(envoy::EnvoyHandle handle) {
         connection_observer_(true);
 }
 
+void CoreRegistry::on_registered(envoy::EnvoyHandle) {
+    if (registration_observer_)
+        registration_observer_();
+}
+
 void CoreRegistry::on_disconnect(envoy::EnvoyHandle) {
     if (connection_observer_)
         connection_observer_(false);

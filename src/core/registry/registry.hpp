@@ -72,6 +72,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     bool can_hibernate(const envoy::WebSocketOpen& open) override;
     void on_connect(envoy::EnvoyHandle handle) override;
     void on_disconnect(envoy::EnvoyHandle handle) override;
+    void on_registered(envoy::EnvoyHandle handle) override;
     void on_shutdown() override;
 
     // Called (on the io thread) after an actor generation started (true) or stopped (false).
@@ -81,6 +82,11 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     // Called (on the io thread) whenever the envoy's connection comes up or goes down.
     void set_connection_observer(std::function<void(bool connected)> observer) {
         connection_observer_ = std::move(observer);
+    }
+    // Called (on the io thread) when the engine has committed a connection's registration
+    // (EnvoyCallbacks::on_registered): from then on it allocates actors to this envoy.
+    void set_registration_observer(std::function<void()> observer) {
+        registration_observer_ = std::move(observer);
     }
 
     // MARK: introspection (tests, host status)
@@ -152,6 +158,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
     std::function<void(bool)> connection_observer_;
+    std::function<void()> registration_observer_;
     std::function<void(const std::string&, bool)> actor_observer_;
 };
 
