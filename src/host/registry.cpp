@@ -26,6 +26,7 @@
 #include "rivetkit/client.hpp"
 #include "rivetkit/error.hpp"
 #include "runtime/steady_clock.hpp"
+#include "sqlite/database.hpp"
 
 namespace rivetkit {
 
@@ -251,6 +252,10 @@ class Shard {
             else
                 connect();
             io_.run();
+            // A database job's last step touches this io_context after its result was handed
+            // over; the io_context lives until no such step is left.
+            if (!sqlite::wait_for_workers(std::chrono::seconds(10)))
+                log::warn("database workers still busy at host stop", {{"thread", index_}});
             ended(index_);
         });
     }

@@ -94,6 +94,10 @@ public:
 
     bool is_closed() const noexcept { return st_ == nullptr || !st_->receiver_alive; }
 
+    // This handle stops sending, as if destroyed; the receiver sees the end once every sender
+    // has done so.
+    void release() noexcept { reset(); }
+
 private:
     template <typename U>
     friend std::pair<Sender<U>, Receiver<U>> unbounded_channel();

@@ -9,6 +9,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 #include <cctype>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -25,8 +27,12 @@ namespace {
 // One thread per core, at least two: SQLite work of different actors overlaps, a worker blocked
 // on the engine never holds up the io threads, and a host running one io thread per core (several
 // engine connections) does not funnel every connection's databases through two workers.
+std::size_t worker_count() {
+    return std::max<std::size_t>(2, std::thread::hardware_concurrency());
+}
+
 asio::thread_pool& worker_pool() {
-    static asio::thread_pool pool(std::max<std::size_t>(2, std::thread::hardware_concurrency()));
+    static asio::thread_pool pool(worker_count());
     return pool;
 }
 
@@ -218,6 +224,41 @@ Status Session::exec(const std::string& sql) {
 }
 
 // MARK: Database
+
+bool wait_for_workers(std::chrono::milliseconds bound) {
+    // One job per worker thread, each held until all of them run: a thread runs one job at a
+    // time, so with every thread inside this barrier no earlier job is still running, and the
+    // pool's queue is FIFO, so none queued before it is still waiting.
+    struct Barrier {
+        std::mutex mutex;
+        std::condition_variable cv;
+        std::size_t arrived = 0;
+        std::size_t left = 0;
+        bool released = false;
+    };
+    auto barrier = std::make_shared<Barrier>();
+    const std::size_t threads = worker_count();
+    for (std::size_t i = 0; i < threads; ++i) {
+        asio::post(worker_pool(), [barrier, threads] {
+            std::unique_lock lock(barrier->mutex);
+            if (++barrier->arrived == threads)
+                barrier->released = true;
+            barrier->cv.notify_all();
+            // Bounded, so a caller that gave up does not leave workers parked here for good.
+            barrier->cv.wait_for(lock, std::chrono::seconds(30), [&] { return barrier->released; });
+            barrier->released = true;
+            ++barrier->left;
+            barrier->cv.notify_all();
+        });
+    }
+    std::unique_lock lock(barrier->mutex);
+    const bool done =
+        barrier->cv.wait_for(lock, bound, [&] { return barrier->left == threads; });
+    if (!done)
+        barrier->released = true;  // let the ones that arrived go
+    barrier->cv.notify_all();
+    return done;
+}
 
 asio::any_io_executor make_database_strand() {
     return asio::make_strand(worker_pool().get_executor());

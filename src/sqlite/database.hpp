@@ -11,6 +11,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +64,13 @@ class Session {
 
 // The worker pool's executor for a new database (a strand on the process-wide pool).
 boost::asio::any_io_executor make_database_strand();
+
+// Blocks until every job the worker pool started before the call has returned, the tail that
+// hands its result to the caller's executor included (that tail still touches the caller's
+// io_context after the caller may already have resumed). An owner of an io_context whose actors
+// used databases calls it after its io_context stopped and before destroying it. False when
+// `bound` passed first (a job blocked, e.g. on a page read its stopped io_context never answers).
+bool wait_for_workers(std::chrono::milliseconds bound);
 
 class Database : public std::enable_shared_from_this<Database> {
   public:

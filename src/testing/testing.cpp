@@ -17,6 +17,7 @@
 #include "core/actor/keys.hpp"
 #include "core/actor/kv.hpp"
 #include "core/actor/persist.hpp"
+#include "sqlite/database.hpp"
 #include "sqlite/vfs.hpp"
 #include "core/actor/task.hpp"
 #include "core/registry/actor_requests.hpp"
@@ -828,6 +829,8 @@ TestEngine::~TestEngine() {
         log::warn("test engine: stopping the actors at the end failed",
                   {{"error", st.error().to_string()}});
     }
+    // The runtime's io_context goes with the engine: no database job may still be finishing.
+    (void)sqlite::wait_for_workers(std::chrono::seconds(10));
 }
 
 TestEngine& TestEngine::use_factory(std::string name,

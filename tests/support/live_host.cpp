@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.hpp"
+#include "sqlite/database.hpp"
 
 namespace rivetkit::testing {
 
@@ -82,6 +83,8 @@ LiveHost::~LiveHost() {
     work_.reset();
     io_.stop();
     thread_.join();
+    if (!sqlite::wait_for_workers(std::chrono::seconds(10)))
+        log::warn("database workers still busy at host teardown", {});
 }
 
 }  // namespace rivetkit::testing

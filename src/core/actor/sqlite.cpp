@@ -15,6 +15,10 @@ boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> ActorSqlite::d
         co_return db_;
     opening_ = true;
     auto opened = co_await sqlite::Database::open(name_, store_);
+    // cleanup() may have been called while this open was in flight: it waits until this open is
+    // settled, the late database closed included.
+    if (opened.ok() && closed_)
+        co_await opened.value()->close();
     opening_ = false;
     open_done_.notify_waiters();
     if (!opened.ok()) {
@@ -22,12 +26,8 @@ boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> ActorSqlite::d
                   {{"actor_id", name_}, {"error", opened.error().to_string()}});
         co_return std::move(opened).error();
     }
-    // cleanup() may have run while this open was in flight.
-    if (closed_) {
-        auto late = std::move(opened).value();
-        co_await late->close();
+    if (closed_)
         co_return Error("sqlite", "closed", "the actor's database is closed");
-    }
     db_ = std::move(opened).value();
     co_return db_;
 }

@@ -251,6 +251,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     if (!result.ok()) {
         log::error("actor start failed",
                    {{"actor_id", actor_id}, {"error", result.error().to_string()}});
+        ltx.release();
+        co_await retire_failed_start(*instance);
         auto it = instances_.find(actor_id);
         if (it != instances_.end() && it->second == instance)
             instances_.erase(it);
@@ -268,6 +270,22 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     if (actor_observer_)
         actor_observer_(actor_id, true);
     co_return Status{};
+}
+
+// A failed start leaves its task waiting in Loading (a stop there answers not_ready), holding the
+// database its load opened. Its inboxes are closed so it ends, and the database is closed, before
+// the instance is forgotten: nothing of it may still be running on a database worker when the
+// host stops its io_context after wait_idle().
+asio::awaitable<void> CoreRegistry::retire_failed_start(Instance& instance) {
+    instance.ctx.set_local_alarm_callback({});
+    instance.ctx.configure_lifecycle_events(std::nullopt);
+    instance.lifecycle.release();
+    instance.dispatch.release();
+    if (instance.join && instance.join->valid()) {
+        (void)co_await instance.join->join();
+        instance.join.reset();
+    }
+    co_await instance.ctx.cleanup_sqlite();
 }
 
 // MARK: stop

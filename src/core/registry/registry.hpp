@@ -122,6 +122,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     using Task = boost::asio::awaitable<T>;
 
     Result<std::shared_ptr<Instance>> admit(const std::string& actor_id) const;
+    Task<void> retire_failed_start(Instance& instance);
 
     // HTTP (http.cpp)
     Task<envoy::HttpResponse> serve_http(std::shared_ptr<Instance> instance, HttpRequest request,
