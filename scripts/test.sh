@@ -27,8 +27,10 @@ build() {  # build <dir> <extra cmake args...>
 # taking only the CPU the tests leave idle (they mostly wait on engines and clients), and its
 # remainder is awaited as its own phase; the tests keep the CPU they use.
 # Benchmarks are not run here (bench/README.md has how); the dev build compiles them.
+# The code under test is built at -O2; the tests themselves at -Og (RIVETKIT_TEST_OPTIMIZATION).
 phase "release build" build build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DRIVETKIT_BENCH=OFF
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DRIVETKIT_BENCH=OFF \
+    -DRIVETKIT_TEST_OPTIMIZATION=-Og
 mkdir -p build/logs
 background "asan+ubsan build" build/logs/asan-build.log \
     build build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1" \
