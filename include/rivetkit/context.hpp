@@ -197,7 +197,8 @@ class ActorContext {
     void broadcast(std::string_view name, const Args&... args) const {
         instance_->broadcast(name, cbor_args(args...));
     }
-    // Calls action `action` with `args` later; persisted, so it survives sleep.
+    // Calls action `action` with `args` later; persisted, so it survives sleep. Throws
+    // ErrorException actor/too_many_scheduled_events past the actor's max_scheduled_events.
     template <typename... Args>
     void schedule_after(std::chrono::milliseconds delay, std::string action,
                         const Args&... args) const {

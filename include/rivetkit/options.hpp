@@ -32,6 +32,13 @@ struct ActorOptions {
     std::optional<std::uint32_t> max_queue_message_size;
     std::optional<std::uint32_t> max_incoming_message_size;
     std::optional<std::uint32_t> max_outgoing_message_size;
+    // Per-actor limits (defaults 10,000 / 1,000 / 10,000): a connection, subscription or
+    // scheduled event past one is refused with actor/too_many_connections,
+    // actor/too_many_subscriptions (the connection is closed with it) or
+    // actor/too_many_scheduled_events (thrown by schedule_at/schedule_after).
+    std::optional<std::uint32_t> max_connections;
+    std::optional<std::uint32_t> max_subscriptions_per_connection;
+    std::optional<std::uint32_t> max_scheduled_events;
     // The actor uses its SQLite database (c.db()): the inspector shows the database tab from
     // the start instead of only once the database was opened.
     std::optional<bool> database;

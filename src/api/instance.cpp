@@ -107,11 +107,11 @@ void InstanceCore::broadcast(std::string_view event, const Bytes& args) const {
     ctx_->broadcast(event, args);
 }
 void InstanceCore::schedule_at(std::int64_t timestamp_ms, std::string action, Bytes args) const {
-    ctx_->at(timestamp_ms, std::move(action), std::move(args));
+    ctx_->at(timestamp_ms, std::move(action), std::move(args)).value();
 }
 void InstanceCore::schedule_after(std::chrono::milliseconds delay, std::string action,
                                   Bytes args) const {
-    ctx_->after(delay, std::move(action), std::move(args));
+    ctx_->after(delay, std::move(action), std::move(args)).value();
 }
 void InstanceCore::sleep() const {
     ctx_->sleep().value();

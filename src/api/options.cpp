@@ -39,6 +39,9 @@ core::ActorConfig to_actor_config(const ActorOptions& options,
     input.max_queue_message_size = options.max_queue_message_size;
     input.max_incoming_message_size = options.max_incoming_message_size;
     input.max_outgoing_message_size = options.max_outgoing_message_size;
+    input.max_connections = options.max_connections;
+    input.max_subscriptions_per_connection = options.max_subscriptions_per_connection;
+    input.max_scheduled_events = options.max_scheduled_events;
     input.can_hibernate_websocket = options.can_hibernate_websocket;
     std::vector<core::ActionDefinition> actions;
     actions.reserve(action_names.size());

@@ -84,6 +84,10 @@ int public_http_status(const Error& e) noexcept {
         // ("argument 1: type must be string") are meant for the caller.
         if (c == "invalid_request")
             return 400;
+        // rivetkit-cpp's per-actor limits (ActorConfig::max_*), public like queue/full.
+        if (c == "too_many_connections" || c == "too_many_subscriptions" ||
+            c == "too_many_scheduled_events")
+            return 400;
     }
     if (g == "message" && (c == "incoming_too_long" || c == "outgoing_too_long"))
         return 400;
@@ -133,6 +137,17 @@ Error actor_destroying() {
 }
 Error actor_shutdown_timeout() {
     return {"actor", "shutdown_timeout", "Actor shutdown timed out."};
+}
+Error actor_too_many(std::string_view what, std::uint32_t limit) {
+    std::string_view scope = "this actor";
+    std::string_view label = what;
+    if (what == "subscriptions")
+        scope = "this connection";
+    else if (what == "scheduled_events")
+        label = "scheduled events";
+    return {"actor", fmt::format("too_many_{}", what),
+            fmt::format("Too many {} on {}. Limit is {}.", label, scope, limit),
+            fmt::format(R"({{"limit":{}}})", limit)};
 }
 Error actor_dropped_reply() {
     return {"actor", "dropped_reply", "Actor reply channel was dropped without a response."};

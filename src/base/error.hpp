@@ -89,6 +89,8 @@ Error actor_stopping();
 Error actor_destroying();
 Error actor_shutdown_timeout();
 Error actor_dropped_reply();
+// A per-actor limit: `what` is connections, subscriptions or scheduled_events.
+Error actor_too_many(std::string_view what, std::uint32_t limit);
 Error actor_overloaded(std::string_view channel, std::uint64_t capacity,
                        std::string_view operation);
 Error actor_not_configured(std::string_view component);

@@ -513,6 +513,9 @@ Task<Status> subscribe_connection(std::shared_ptr<ConnectionState> conn, std::st
     auto actor = conn->actor;
     if (!conn->open || !actor->running || actor->running->generation != conn->generation)
         co_return Error("client", "connection_closed", "the connection is closed");
+    if (Status admitted = actor->running->instance->ctx.admit_subscription(*conn->conn, event);
+        !admitted.ok())
+        co_return admitted;
     auto [reply, rx] = core::Reply<void>::make();
     Status sent = actor->running->instance->ctx.try_send_actor_event(
         core::event::SubscribeRequest{*conn->conn, event, std::move(reply)}, "subscribe_request");

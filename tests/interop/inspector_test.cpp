@@ -116,7 +116,7 @@ TEST_F(InspectorInterop, OfficialV6ClientPathListsAndDeletesSchedules) {
     const bool scheduled = stack_->host->call([&] {
         auto ctx = stack_->host->registry().actor_context(actor_id);
         if (ctx)
-            ctx->at(kRunAt, "increment", json::to_cbor(json::array({2})));
+            (void)ctx->at(kRunAt, "increment", json::to_cbor(json::array({2})));
         return ctx.has_value();
     });
     ASSERT_TRUE(scheduled);

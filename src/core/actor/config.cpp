@@ -52,6 +52,9 @@ ActorConfig actor_config_from_input(ActorConfigInput input) {
     set(c.max_queue_message_size, input.max_queue_message_size);
     set(c.max_incoming_message_size, input.max_incoming_message_size);
     set(c.max_outgoing_message_size, input.max_outgoing_message_size);
+    set(c.max_connections, input.max_connections);
+    set(c.max_subscriptions_per_connection, input.max_subscriptions_per_connection);
+    set(c.max_scheduled_events, input.max_scheduled_events);
     c.preload_max_workflow_bytes = to_u64(input.preload_max_workflow_bytes);
     c.preload_max_connections_bytes = to_u64(input.preload_max_connections_bytes);
     if (input.actions)

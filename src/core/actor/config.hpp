@@ -51,6 +51,13 @@ struct ActorConfig {
     std::uint32_t max_queue_message_size = 65'536;
     std::uint32_t max_incoming_message_size = 65'536;
     std::uint32_t max_outgoing_message_size = 1'048'576;
+    // Per-actor resource limits (rivetkit-cpp's own; rivetkit 2.3.19 has none): past one, the new
+    // connection, subscription or scheduled event is refused with a structured error
+    // (actor/too_many_connections, actor/too_many_subscriptions, actor/too_many_scheduled_events)
+    // and everything already accepted is untouched.
+    std::uint32_t max_connections = 10'000;
+    std::uint32_t max_subscriptions_per_connection = 1'000;
+    std::uint32_t max_scheduled_events = 10'000;
     std::optional<std::uint64_t> preload_max_workflow_bytes;
     std::optional<std::uint64_t> preload_max_connections_bytes;
     std::optional<ActorConfigOverrides> overrides;
@@ -89,6 +96,9 @@ struct ActorConfigInput {
     std::optional<std::uint32_t> max_queue_message_size;
     std::optional<std::uint32_t> max_incoming_message_size;
     std::optional<std::uint32_t> max_outgoing_message_size;
+    std::optional<std::uint32_t> max_connections;
+    std::optional<std::uint32_t> max_subscriptions_per_connection;
+    std::optional<std::uint32_t> max_scheduled_events;
     std::optional<double> preload_max_workflow_bytes;
     std::optional<double> preload_max_connections_bytes;
     std::optional<std::vector<ActionDefinition>> actions;

@@ -377,6 +377,11 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
     ConnectOptions options) const {
     ActorContext self = *this;
     const ActorConfig& config = self.config();
+    if (p_->conns.size() >= config.max_connections) {
+        log::warn("connection refused: per-actor limit reached",
+                  {{"actor_id", self.actor_id()}, {"limit", config.max_connections}});
+        co_return errors::actor_too_many("connections", config.max_connections);
+    }
     ConnHandle conn(random_uuid_v4(), options.params, {}, options.is_hibernatable);
     conn.configure_hibernation(std::move(options.hibernation));
     self.prepare_managed_conn(conn);
@@ -411,6 +416,15 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
                                      {"conn_id", conn.id()},
                                      {"hibernatable", conn.is_hibernatable()}});
     co_return conn;
+}
+
+Status ActorContext::admit_subscription(const ConnHandle& conn, std::string_view event) const {
+    const std::uint32_t limit = config().max_subscriptions_per_connection;
+    if (conn.is_subscribed(event) || conn.subscriptions().size() < limit)
+        return {};
+    log::warn("subscription refused: per-connection limit reached",
+              {{"actor_id", actor_id()}, {"conn_id", conn.id()}, {"event", event}, {"limit", limit}});
+    return errors::actor_too_many("subscriptions", limit);
 }
 
 Result<ConnHandle> ActorContext::reconnect_hibernatable_conn(const GatewayId& gateway_id,

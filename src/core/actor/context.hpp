@@ -401,8 +401,9 @@ class ActorContext {
     }
 
     // MARK: schedule and alarms (schedule.cpp)
-    void after(std::chrono::milliseconds delay, std::string action, Bytes args) const;
-    void at(std::int64_t timestamp_ms, std::string action, Bytes args) const;
+    // actor/too_many_scheduled_events when max_scheduled_events are already pending.
+    Status after(std::chrono::milliseconds delay, std::string action, Bytes args) const;
+    Status at(std::int64_t timestamp_ms, std::string action, Bytes args) const;
     std::optional<PersistedScheduleEvent> next_event() const;
     // Removes the event (upstream's cancel_scheduled_event); false when there is none with that id.
     bool cancel_scheduled_event(std::string_view event_id) const;
@@ -438,6 +439,9 @@ class ActorContext {
     // and tells the runtime (ConnectionClosed) under a disconnect-callback region.
     void prepare_managed_conn(const ConnHandle& conn) const;
     void add_conn(ConnHandle conn) const;
+    // actor/too_many_subscriptions when `conn` already has max_subscriptions_per_connection
+    // other subscriptions (logged with the actor and connection ids).
+    Status admit_subscription(const ConnHandle& conn, std::string_view event) const;
     std::optional<ConnHandle> remove_conn(std::string_view id) const;
     std::optional<ConnHandle> conn(std::string_view id) const;
     std::vector<ConnHandle> conns() const;

@@ -117,11 +117,17 @@ void push_alarm(const ActorContext& ctx, std::optional<std::int64_t> next) {
 
 }  // namespace
 
-void ActorContext::after(std::chrono::milliseconds delay, std::string action, Bytes args) const {
-    at(p_->clock->wall_now_ms() + delay.count(), std::move(action), std::move(args));
+Status ActorContext::after(std::chrono::milliseconds delay, std::string action, Bytes args) const {
+    return at(p_->clock->wall_now_ms() + delay.count(), std::move(action), std::move(args));
 }
 
-void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args) const {
+Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args) const {
+    const std::uint32_t limit = config().max_scheduled_events;
+    if (p_->persisted.scheduled_events.size() >= limit) {
+        log::warn("scheduled event refused: per-actor limit reached",
+                  {{"actor_id", p_->actor_id}, {"action", action}, {"limit", limit}});
+        return errors::actor_too_many("scheduled_events", limit);
+    }
     PersistedScheduleEvent ev{random_uuid_v4(), timestamp_ms, std::move(action),
                               schedule_args_from(std::move(args))};
     auto& events = p_->persisted.scheduled_events;
@@ -132,6 +138,7 @@ void ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes args)
     persist_now_tracked("schedule insert");
     record_inspector_signal(InspectorSignal::SchedulesUpdated);
     sync_alarm();
+    return {};
 }
 
 bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {

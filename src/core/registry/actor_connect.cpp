@@ -194,6 +194,9 @@ asio::awaitable<Status> subscribe(std::shared_ptr<ConnectSocket> sock, std::stri
     auto ctx = sock->ctx.upgrade();
     if (!ctx)
         co_return errors::actor_not_ready();
+    // The caller closes the connection with the error, as for a refused subscription.
+    if (Status admitted = ctx->admit_subscription(sock->conn, event_name); !admitted.ok())
+        co_return admitted;
     auto [reply, rx] = Reply<void>::make();
     Status sent = ctx->try_send_actor_event(
         event::SubscribeRequest{sock->conn, event_name, std::move(reply)}, "subscribe_request");

@@ -155,7 +155,7 @@ TEST(Metrics, context_hooks_record_connections_saves_schedule_and_mutations) {
     EXPECT_EQ(sample(render_prometheus_metrics(), "rivetkit_actor_connections_active" + n + "}"), 1);
     ctx.set_input(Bytes{1});
     ctx.set_has_initialized(true);
-    ctx.after(std::chrono::milliseconds(10), "later", {});
+    EXPECT_TRUE(ctx.after(std::chrono::milliseconds(10), "later", {}).ok());
     rt.block_on(ctx.wait_for_pending_state_writes());
     const std::string text = render_prometheus_metrics();
     EXPECT_EQ(sample(text, "rivetkit_actor_state_mutation_total" + n + ",reason=\"input_set\"}"), 1);

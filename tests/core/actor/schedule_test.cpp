@@ -110,9 +110,9 @@ TEST(Schedule, many_events_fire_in_due_order_equal_timestamps_by_event_id) {
         offsets.push_back(i * 50);
     std::shuffle(offsets.begin(), offsets.end(), std::mt19937(7));
     for (std::size_t i = 0; i < offsets.size(); ++i)
-        g.ctx.at(now + offsets[i], "t" + std::to_string(offsets[i]), {});
+        EXPECT_TRUE(g.ctx.at(now + offsets[i], "t" + std::to_string(offsets[i]), {}).ok());
     for (int i = 0; i < 4; ++i)
-        g.ctx.at(now + 525, "same", {});
+        EXPECT_TRUE(g.ctx.at(now + 525, "same", {}).ok());
     const auto queued = g.ctx.persisted_actor().scheduled_events;
     ASSERT_EQ(queued.size(), 24u);
     EXPECT_TRUE(std::is_sorted(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
@@ -145,9 +145,9 @@ TEST(Schedule, cancelling_an_event_removes_it_and_resyncs_the_alarm) {
     Generation g(rt, kv, 1);
     ASSERT_TRUE(g.start().ok());
     const std::int64_t now = rt.clock().wall_now_ms();
-    g.ctx.at(now + 100, "first", {});
-    g.ctx.at(now + 200, "second", {});
-    g.ctx.at(now + 300, "third", {});
+    EXPECT_TRUE(g.ctx.at(now + 100, "first", {}).ok());
+    EXPECT_TRUE(g.ctx.at(now + 200, "second", {}).ok());
+    EXPECT_TRUE(g.ctx.at(now + 300, "third", {}).ok());
     EXPECT_EQ(g.ack_alarms().back(), std::optional<std::int64_t>(now + 100));
     const auto events = g.ctx.persisted_actor().scheduled_events;
     ASSERT_EQ(events.size(), 3u);
@@ -178,9 +178,9 @@ TEST(Schedule, overdue_events_are_drained_when_the_next_generation_starts) {
         Generation first(rt, kv, 1);
         ASSERT_TRUE(first.start().ok());
         now = rt.clock().wall_now_ms();
-        first.ctx.at(now + 1'000, "overdue-b", {});
-        first.ctx.at(now + 500, "overdue-a", {});
-        first.ctx.at(now + 60'000, "future", {});
+        EXPECT_TRUE(first.ctx.at(now + 1'000, "overdue-b", {}).ok());
+        EXPECT_TRUE(first.ctx.at(now + 500, "overdue-a", {}).ok());
+        EXPECT_TRUE(first.ctx.at(now + 60'000, "future", {}).ok());
         EXPECT_TRUE(first.stop(ShutdownKind::Sleep).ok());
         EXPECT_TRUE(first.fired->empty());
         // Sleep keeps the engine alarm armed at the earliest event.
@@ -214,7 +214,7 @@ TEST(Schedule, last_pushed_alarm_dedups_pushes_across_sleep_and_wake) {
         Generation first(rt, kv, 1);
         ASSERT_TRUE(first.start().ok());
         due = rt.clock().wall_now_ms() + 10'000;
-        first.ctx.at(due, "wake-up", {});
+        EXPECT_TRUE(first.ctx.at(due, "wake-up", {}).ok());
         EXPECT_TRUE(first.stop(ShutdownKind::Sleep).ok());
         EXPECT_EQ(first.pushed.back(), std::optional<std::int64_t>(due));
         auto stored = kv->peek(keys::kLastPushedAlarm);

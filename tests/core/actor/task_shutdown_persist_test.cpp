@@ -131,8 +131,9 @@ TEST(ActorTask, destroy_waits_for_tracked_schedule_persistence) {
         ActorEvents events = std::move(start.events);
         while (auto ev = co_await events.recv()) {
             if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
-                if (c->reason == ShutdownKind::Destroy)
-                    actor.after(60s, "after-destroy", {1, 2, 3});
+                if (c->reason == ShutdownKind::Destroy) {
+                    EXPECT_TRUE(actor.after(60s, "after-destroy", {1, 2, 3}).ok());
+                }
                 c->reply.send(Status{});
                 break;
             }

@@ -438,7 +438,7 @@ void run_shutdown_alarm_case(std::string actor_id, ShutdownKind reason,
     rt.block_on([&]() -> Task<void> {
         auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
-        ctx.after(60s, "wake", {});
+        EXPECT_TRUE(ctx.after(60s, "wake", {}).ok());
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Stop, reason))
                       .ok());
         auto joined = co_await run.join();

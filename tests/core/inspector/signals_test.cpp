@@ -77,7 +77,7 @@ TEST(InspectorSignals, QueueChangesSignalQueueUpdated) {
 TEST(InspectorSignals, ScheduleChangesSignalSchedulesUpdated) {
     Fixture f;
     auto rx = f.ctx.subscribe_inspector_signals();
-    f.ctx.after(std::chrono::minutes(5), "tick", Bytes{0x80});
+    EXPECT_TRUE(f.ctx.after(std::chrono::minutes(5), "tick", Bytes{0x80}).ok());
     EXPECT_EQ(f.drain(rx), std::vector<S>{S::SchedulesUpdated});
     auto event = f.ctx.next_event();
     ASSERT_TRUE(event.has_value());

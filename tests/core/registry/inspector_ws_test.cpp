@@ -282,7 +282,7 @@ TEST_F(InspectorWebSocket, NegotiatedV6SocketAnswersScheduleRequests) {
     host_->call([&] {
         auto ctx = host_->registry().actor_context(actor_id);
         if (ctx)
-            ctx->at(kRunAt, "increment", args);
+            (void)ctx->at(kRunAt, "increment", args);
         return 0;
     });
 
