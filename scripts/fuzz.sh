@@ -4,7 +4,11 @@
 # each, the targets side by side on the cores) and fails on the first crash, leak, timeout or
 # sanitizer report.
 #
-#   scripts/fuzz.sh [build|run]   both by default; `build` only compiles, `run` only runs
+#   scripts/fuzz.sh [build|run|seeds]   build and run by default; `build` only compiles, `run`
+#                                       only runs, `seeds` only writes build/fuzz/seeds
+# Each run also reads the corpus kept in the repo (fuzz/corpus/<target>, grown by
+# scripts/fuzz-deep.sh) and ends by naming the targets whose decoder changed since their last
+# deep run.
 set -euo pipefail
 what=${1:-all}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -83,6 +87,7 @@ for (const [target, file] of Object.entries(files)) {
     }
 }
 JS
+[[ $what == seeds ]] && exit 0
 
 # Each target runs on its own core (they share nothing), `jobs` at a time.
 run_target() {
@@ -91,7 +96,8 @@ run_target() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" \
-        "$corpus" "$dir/seeds/$t" 2>"$dir/fuzz_$t.log"
+        "$corpus" "$dir/seeds/$t" $( [[ -d fuzz/corpus/$t ]] && echo "fuzz/corpus/$t" ) \
+        2>"$dir/fuzz_$t.log"
 }
 echo "fuzz: ${targets[*]} for ${seconds}s each, $jobs at a time" >&2
 declare -A running=()
@@ -117,3 +123,4 @@ done
 while ((${#running[@]} > 0)); do reap; done
 ((${#failed[@]} == 0)) || { echo "fuzz: failed: ${failed[*]}" >&2; exit 1; }
 echo "fuzz: all targets passed" >&2
+bash "$here/fuzz-deep.sh" --stale >&2 || true

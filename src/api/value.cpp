@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "base/cbor.hpp"
 #include "core/registry/encoding.hpp"
 
 namespace rivetkit {
@@ -87,8 +88,7 @@ Result<Json> from_cbor(BytesView cbor) {
         return Json(nullptr);
     // Fast path: nlohmann's reader fails on any tag or undefined, and the compat walk catches
     // the rest, so whatever it accepts here is already in the compat form.
-    Json fast = Json::from_cbor(cbor.begin(), cbor.end(), /*strict=*/true,
-                                /*allow_exceptions=*/false);
+    Json fast = parse_cbor_or_discarded(cbor);
     if (!fast.is_discarded() && !needs_compat_form(fast))
         return fast;
     auto text = core::registry::cbor_to_json_text(cbor);

@@ -30,6 +30,15 @@ Bytes unhex(std::string_view s) {
     return out;
 }
 
+// A client's CBOR whose array header announces 2^64 - 1 elements: a structured error, not an
+// exception out of the decoder (nlohmann throws there even with allow_exceptions=false).
+TEST(Values, AnOversizedCborArrayHeaderIsAnErrorNotAnException) {
+    const Bytes oversized = {0x81, 0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    Result<Json> decoded = Json();
+    EXPECT_NO_THROW(decoded = from_cbor(oversized));
+    EXPECT_FALSE(decoded.ok());
+}
+
 TEST(Values, IntegersAreWrittenAsAJavaScriptEncoderWritesThem) {
     EXPECT_EQ(hex(to_cbor(Json(4294967295LL))), "1affffffff");   // 32 bits: an integer
     EXPECT_EQ(hex(to_cbor(Json(-4294967296LL))), "3affffffff");  // likewise, negative

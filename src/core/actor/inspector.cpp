@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/cbor.hpp"
 #include "base/log.hpp"
 #include "core/actor/context.hpp"
 
@@ -106,7 +107,7 @@ Bytes encode_state_deltas_cbor(const std::vector<StateDelta>& deltas) {
 }
 
 std::optional<std::vector<StateDelta>> decode_state_deltas_cbor(BytesView payload) {
-    auto json = nlohmann::json::from_cbor(payload.begin(), payload.end(), true, false);
+    auto json = parse_cbor_or_discarded(payload);
     if (json.is_discarded() || !json.is_array())
         return std::nullopt;
     std::vector<StateDelta> out;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/cbor.hpp"
+
 namespace rivetkit::core::storage {
 
 namespace {
@@ -145,7 +147,7 @@ Result<proto::persist_v4::Conn> connection_from_row(std::string_view actor_id, c
     RIVETKIT_TRY(state, cols.blob(row, 2, "state"));
     conn.state = std::move(state);
     RIVETKIT_TRY(subscriptions, cols.blob(row, 3, "subscriptions"));
-    auto subs = nlohmann::json::from_cbor(subscriptions, true, false);
+    auto subs = parse_cbor_or_discarded(subscriptions);
     if (subs.is_discarded() || !subs.is_array())
         return cols.bad("subscriptions", "a CBOR array of event names");
     for (const auto& name : subs) {
@@ -172,7 +174,7 @@ Result<proto::persist_v4::Conn> connection_from_row(std::string_view actor_id, c
     RIVETKIT_TRY(path, cols.text(row, 8, "request_path"));
     conn.request_path = std::move(path);
     RIVETKIT_TRY(headers_raw, cols.blob(row, 9, "request_headers"));
-    auto headers = nlohmann::json::from_cbor(headers_raw, true, false);
+    auto headers = parse_cbor_or_discarded(headers_raw);
     if (headers.is_discarded() || !headers.is_object())
         return cols.bad("request_headers", "a CBOR map of strings");
     for (const auto& [name, value] : headers.items()) {

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "base/cbor.hpp"
 #include "base/log.hpp"
 #include "core/actor/queue.hpp"
 #include "core/inspector/auth.hpp"
@@ -110,7 +111,7 @@ wire::ToClientBody error_body(const Error& error) {
 nlohmann::json cbor_json_or_null(const Bytes& cbor) {
     if (cbor.empty())
         return nullptr;
-    auto value = nlohmann::json::from_cbor(cbor.begin(), cbor.end(), true, false);
+    auto value = parse_cbor_or_discarded(cbor);
     return value.is_discarded() ? nlohmann::json(nullptr) : value;
 }
 
