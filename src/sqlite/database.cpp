@@ -236,6 +236,10 @@ bool wait_for_workers(std::chrono::milliseconds bound) {
         std::size_t left = 0;
         bool released = false;
     };
+    // One barrier at a time: two interleaved ones could each hold part of the pool and wait
+    // for the rest (several host threads stop at once).
+    static std::mutex one_at_a_time;
+    std::lock_guard serial(one_at_a_time);
     auto barrier = std::make_shared<Barrier>();
     const std::size_t threads = worker_count();
     for (std::size_t i = 0; i < threads; ++i) {

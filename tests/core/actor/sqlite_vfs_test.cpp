@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "sqlite/database.hpp"
 #include "sqlite/envoy_store.hpp"
@@ -423,4 +425,19 @@ TEST(SqliteDatabase, RunsOnTheWorkerAndTransactionsRollBackOnError) {
         asio::use_future);
     io.run();
     done.get();
+}
+
+// Hosts call sqlite::wait_for_workers before destroying their io_context; several host threads
+// stop at once, so barriers run concurrently and must not split the pool between them (each
+// would hold part of it and wait for the rest until its bound).
+TEST(SqliteWorkers, ConcurrentBarriersAllPassWithoutWaitingForTheirBound) {
+    std::vector<std::thread> callers;
+    std::vector<int> passed(6, 0);
+    const auto started = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < passed.size(); ++i)
+        callers.emplace_back([&, i] { passed[i] = wait_for_workers(std::chrono::seconds(5)); });
+    for (auto& t : callers)
+        t.join();
+    EXPECT_EQ(std::count(passed.begin(), passed.end(), 1), 6);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
