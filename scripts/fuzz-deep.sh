@@ -80,18 +80,11 @@ run_one() {
     rm -rf "fuzz/corpus/$t" && mv "$merged" "fuzz/corpus/$t"
 }
 
-echo "fuzz-deep: ${targets[*]} for ${minutes} min each, $jobs at a time" >&2
-declare -A running=()
-failed=()
-reap() {
-    local pid status
-    wait -n -p pid "${!running[@]}" && status=0 || status=$?
-    local t=${running[$pid]}
-    unset "running[$pid]"
+record_target() {
+    local t=$1 status=$2
     if ((status != 0)); then
         tail -40 "$dir/deep_$t.log" >&2
         echo "fuzz-deep: fuzz_$t failed (log: $dir/deep_$t.log)" >&2
-        failed+=("$t")
         return
     fi
     local execs files
@@ -101,10 +94,7 @@ reap() {
         "$minutes" "$execs" "$files" "$(decoder_hash "$t")" >>"$record"
     echo "fuzz-deep: fuzz_$t: $execs executions, corpus $files files, no crash" >&2
 }
-for t in "${targets[@]}"; do
-    while ((${#running[@]} >= jobs)); do reap; done
-    run_one "$t" &
-    running[$!]=$t
-done
-while ((${#running[@]} > 0)); do reap; done
-((${#failed[@]} == 0)) || { echo "fuzz-deep: failed: ${failed[*]}" >&2; exit 1; }
+echo "fuzz-deep: ${targets[*]} for ${minutes} min each, $jobs at a time" >&2
+source "$here/each-target.sh"
+each_target run_one record_target "${targets[@]}"
+((${#each_target_failed[@]} == 0)) || { echo "fuzz-deep: failed: ${each_target_failed[*]}" >&2; exit 1; }

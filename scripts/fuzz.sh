@@ -99,28 +99,18 @@ run_target() {
         "$corpus" "$dir/seeds/$t" $( [[ -d fuzz/corpus/$t ]] && echo "fuzz/corpus/$t" ) \
         2>"$dir/fuzz_$t.log"
 }
-echo "fuzz: ${targets[*]} for ${seconds}s each, $jobs at a time" >&2
-declare -A running=()
-failed=()
-reap() {  # waits for one running target and records its result
-    local pid
-    wait -n -p pid "${!running[@]}" && status=0 || status=$?
-    local t=${running[$pid]}
-    unset "running[$pid]"
+report_target() {
+    local t=$1 status=$2
     if ((status != 0)); then
         tail -40 "$dir/fuzz_$t.log" >&2
         echo "fuzz: fuzz_$t failed (log: $dir/fuzz_$t.log)" >&2
-        failed+=("$t")
     else
         echo "fuzz: fuzz_$t: $(grep -hE "stat::number_of_executed_units" "$dir/fuzz_$t.log" | tr -s ' ')" >&2
     fi
 }
-for t in "${targets[@]}"; do
-    while ((${#running[@]} >= jobs)); do reap; done
-    run_target "$t" &
-    running[$!]=$t
-done
-while ((${#running[@]} > 0)); do reap; done
-((${#failed[@]} == 0)) || { echo "fuzz: failed: ${failed[*]}" >&2; exit 1; }
+echo "fuzz: ${targets[*]} for ${seconds}s each, $jobs at a time" >&2
+source "$here/each-target.sh"
+each_target run_target report_target "${targets[@]}"
+((${#each_target_failed[@]} == 0)) || { echo "fuzz: failed: ${each_target_failed[*]}" >&2; exit 1; }
 echo "fuzz: all targets passed" >&2
 bash "$here/fuzz-deep.sh" --stale >&2 || true

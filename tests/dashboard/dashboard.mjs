@@ -82,7 +82,21 @@ try {
         }
         return false;
     }
+    // The actor page renders its tabs after its data arrives (seconds on a loaded machine): wait
+    // for them (DOM mutations, not a timer) before reading or clicking one.
+    const tabsRendered = (name) =>
+        page
+            .waitForFunction(
+                (wanted) =>
+                    [...document.querySelectorAll('[role="tab"]')].some(
+                        (e) => wanted === null || e.textContent.trim() === wanted,
+                    ),
+                { polling: "mutation", timeout: 20_000 },
+                name,
+            )
+            .then(() => true, () => false);
     async function tab(name) {
+        await tabsRendered(name);
         for (const h of await page.$$('[role="tab"]')) {
             if ((await h.evaluate((e) => e.textContent.trim())) === name) {
                 await h.click();
@@ -96,8 +110,11 @@ try {
         const q = encodeURIComponent(JSON.stringify([name]));
         await page.goto(`${endpoint}/ui/ns/default?n=${q}&actorId=${actorId}`, { waitUntil: "networkidle2", timeout: 30_000 });
     };
-    const tabs = async () =>
-        page.$$eval('[role="tab"]', (els) => els.map((e) => e.textContent.trim()));
+    const tabs = async () => {
+        // Every tab of the page at once: wait for the last one (Metadata) to be there.
+        await tabsRendered("Metadata");
+        return page.$$eval('[role="tab"]', (els) => els.map((e) => e.textContent.trim()));
+    };
 
     // counter: its tabs, its state live.
     await open("counter", counter.actorId);
