@@ -126,6 +126,9 @@ bool ConnHandle::unsubscribe(std::string_view event_name) const {
 std::vector<std::string> ConnHandle::subscriptions() const {
     return {p_->subscriptions.begin(), p_->subscriptions.end()};
 }
+std::size_t ConnHandle::subscription_count() const {
+    return p_->subscriptions.size();
+}
 void ConnHandle::clear_subscriptions() const {
     p_->subscriptions.clear();
 }
@@ -420,7 +423,7 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
 
 Status ActorContext::admit_subscription(const ConnHandle& conn, std::string_view event) const {
     const std::uint32_t limit = config().max_subscriptions_per_connection;
-    if (conn.is_subscribed(event) || conn.subscriptions().size() < limit)
+    if (conn.is_subscribed(event) || conn.subscription_count() < limit)
         return {};
     log::warn("subscription refused: per-connection limit reached",
               {{"actor_id", actor_id()}, {"conn_id", conn.id()}, {"event", event}, {"limit", limit}});

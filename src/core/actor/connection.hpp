@@ -100,6 +100,7 @@ class ConnHandle {
     bool is_subscribed(std::string_view event_name) const;
     bool unsubscribe(std::string_view event_name) const;
     std::vector<std::string> subscriptions() const;
+    std::size_t subscription_count() const;
     void clear_subscriptions() const;
 
     void configure_disconnect_handler(std::optional<DisconnectHandler> handler) const;
