@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
+#include <nlohmann/json.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -92,8 +93,16 @@ bool engine_healthy(const Endpoint& endpoint) {
     return r.ok() && r->status == 200;
 }
 
+bool is_namespace_not_found(const HttpReply& reply) {
+    if (reply.status != 400)
+        return false;
+    auto body = nlohmann::json::parse(reply.body, nullptr, false);
+    return body.is_object() && body.value("group", "") == "namespace" &&
+           body.value("code", "") == "not_found";
+}
+
 Status ensure_pool(const Endpoint& endpoint, const std::string& ns, const std::string& pool,
-                   const std::optional<std::string>& token) {
+                   const std::optional<std::string>& token, bool engine_starting) {
     // The engine answers /health before its internal replica is configured; writes fail with a
     // 5xx (or a reset connection) for a moment after that.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -102,8 +111,14 @@ Status ensure_pool(const Endpoint& endpoint, const std::string& ns, const std::s
                            R"({"datacenters":{"default":{"normal":{}}}})", token);
         if (r.ok() && r->status == 200)
             return {};
-        const bool retry = !r.ok() || r->status >= 500;
+        const bool retry = !r.ok() || r->status >= 500 ||
+                           (engine_starting && is_namespace_not_found(*r));
         if (!retry || std::chrono::steady_clock::now() >= deadline) {
+            if (r.ok() && is_namespace_not_found(*r))
+                return host_error("namespace_not_found",
+                                  "the engine has no namespace '" + ns +
+                                      "' (create it in the dashboard or with the engine's API, "
+                                      "or set RIVET_NAMESPACE to one that exists)");
             return host_error("pool_failed",
                               r.ok() ? "status " + std::to_string(r->status) + ": " + r->body
                                      : r.error().to_string());

@@ -34,9 +34,14 @@ Result<HttpReply> http_call(const Endpoint& endpoint, const std::string& method,
                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // PUT /runner-configs/<pool> (a serverful pool in datacenter "default"), retried while the
-// engine is still coming up.
+// engine is still coming up. `engine_starting`: the engine was started a moment ago, so a
+// missing namespace is retried too (a fresh engine creates `default` only after /health
+// answers); otherwise a missing namespace is the user's error and fails at once.
 Status ensure_pool(const Endpoint& endpoint, const std::string& ns, const std::string& pool,
-                   const std::optional<std::string>& token);
+                   const std::optional<std::string>& token, bool engine_starting = false);
+
+// True for the engine's 400 {"group":"namespace","code":"not_found"} answer.
+bool is_namespace_not_found(const HttpReply& reply);
 
 class LocalEngine {
   public:

@@ -467,7 +467,11 @@ std::unique_ptr<RunningHost::State> prepare(const HostConfig& config) {
     } else if (!joined) {
         log::info("reusing the engine already running", {{"endpoint", endpoint->text}});
     }
-    if (Status pool = host::ensure_pool(*endpoint, config.ns, config.pool, config.token);
+    if (Status pool = host::ensure_pool(
+            *endpoint, config.ns, config.pool, config.token,
+            // An engine on this machine may have been started a moment ago (by this host or
+            // another one); it creates `default` right after it answers /health.
+            state->info.local_engine_started || (!joined && config.ns == "default"));
         !pool.ok()) {
         fail("pool_unavailable", "could not create pool '" + config.pool + "': " +
                                      pool.error().to_string());
