@@ -20,7 +20,7 @@
 // (a map for a struct, as upstream stores `c.state`). Action parameters after the context are
 // decoded from the client's args array with nlohmann `get<T>()` (trailing std::optional
 // parameters may be omitted; integers must be integers in range); a mismatch answers
-// actor/invalid_request naming the zero-based argument position. Results are encoded with
+// actor/validation_error naming the zero-based argument position. Results are encoded with
 // nlohmann; a handler may return void, a value, Result<T>, or boost::asio::awaitable of those.
 // Handlers must spell out their parameter types (no generic lambdas).
 //
@@ -136,8 +136,8 @@ class Actor {
                                                       core::ConnHandle, Json params) {
             auto decoded = detail::decode_value<Params>(params);
             if (!decoded.ok())
-                throw ErrorException(errors::actor_invalid_request("connection params: " +
-                                                                   decoded.error().message()));
+                throw ErrorException(errors::actor_validation_error("connection params",
+                                                                    decoded.error().message()));
             return call_hook(fn, std::move(instance), std::move(decoded).value());
         };
         return *this;
@@ -163,8 +163,8 @@ class Actor {
                 using Params = std::remove_cvref_t<std::tuple_element_t<1, Args>>;
                 auto decoded = detail::decode_value<Params>(params);
                 if (!decoded.ok())
-                    throw ErrorException(errors::actor_invalid_request(
-                        "connection params: " + decoded.error().message()));
+                    throw ErrorException(errors::actor_validation_error(
+                        "connection params", decoded.error().message()));
                 made = fn(c, std::move(decoded).value());
             }
             conn.set_state(to_cbor(made));
@@ -215,7 +215,8 @@ class Actor {
     // Upstream's `onStateChange`: `(Context&, const State& state)`, synchronous, run after an
     // action or hook (connection, request, websocket, sleep/destroy) ended with a state that
     // differs from the last one seen (compared by encoding, as saves are). Not run for the start
-    // hooks, nor for its own changes (they are saved). An exception is logged and ignored.
+    // hooks. It observes: taking the mutable `c.state()` inside it throws ErrorException
+    // actor/state_mutation_reentrant (vars may change). An exception is logged and ignored.
     template <typename F>
     Actor& on_state_change(F fn) {
         static_assert(!detail::Awaited<std::invoke_result_t<F&, Context&, const State&>>::is_async,
@@ -223,9 +224,12 @@ class Actor {
         def_.on_state_change = [fn = std::move(fn)](detail::InstancePtr instance) {
             auto t = typed(instance);
             Context c(t);
+            struct Observing {
+                detail::InstanceCore& core;
+                explicit Observing(detail::InstanceCore& i) : core(i) { core.in_state_change = true; }
+                ~Observing() { core.in_state_change = false; }
+            } observing(*instance);
             fn(c, std::as_const(t->state));
-            if (c.touched())
-                instance->touched = true;
         };
         return *this;
     }

@@ -101,6 +101,8 @@ class InstanceCore {
 
     // Set whenever a handler takes a mutable state reference; cleared by sync_state().
     bool touched = false;
+    // While on_state_change runs: mutable state access is refused.
+    bool in_state_change = false;
     // Re-encodes the state if touched; a changed encoding marks it dirty and, with
     // `request_save`, asks core for a save. Returns the current encoding.
     const Bytes& sync_state(bool request_save);
@@ -170,8 +172,11 @@ class ActorContext {
     explicit ActorContext(std::shared_ptr<detail::Instance<State, Vars>> instance)
         : instance_(std::move(instance)) {}
 
-    // Mutable access: whatever the handler changes through it is saved.
+    // Mutable access: whatever the handler changes through it is saved. Inside on_state_change
+    // it throws ErrorException actor/state_mutation_reentrant (as upstream: the hook observes).
     State& state() {
+        if (instance_->in_state_change)
+            throw ErrorException(errors::actor_state_mutation_reentrant());
         touched_ = true;
         instance_->touched = true;
         return instance_->state;

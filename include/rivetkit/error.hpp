@@ -5,6 +5,10 @@
 //
 //   throw rivetkit::UserError("deliberate_failure", "counter failed on purpose",
 //                             {{"reason", "test"}});
+//
+// A PublicError has a group of the actor's choosing and is shown to the client like a UserError
+// (upstream's `new ActorError(group, code, message, { public: true })`); HTTP replies carry
+// `http_status` (default 400).
 
 #include <string>
 #include <utility>
@@ -19,6 +23,16 @@ class UserError : public ErrorException {
     UserError(std::string code, std::string message, const Json& metadata = nullptr)
         : ErrorException(errors::user(
               code, message, metadata.is_null() ? std::nullopt : std::optional(metadata.dump()))) {}
+};
+
+class PublicError : public ErrorException {
+  public:
+    PublicError(std::string group, std::string code, std::string message,
+                const Json& metadata = nullptr, unsigned http_status = 400)
+        : ErrorException(Error(std::move(group), std::move(code), std::move(message),
+                               metadata.is_null() ? std::nullopt
+                                                  : std::optional(metadata.dump()))
+                             .make_public(http_status)) {}
 };
 
 }  // namespace rivetkit

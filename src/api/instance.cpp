@@ -18,7 +18,7 @@ Json Conn::params() const {
     auto decoded = from_cbor(handle_.params());
     if (!decoded.ok())
         throw ErrorException(
-            errors::actor_invalid_request("connection params: " + decoded.error().message()));
+            errors::actor_validation_error("connection params", decoded.error().message()));
     return std::move(decoded).value();
 }
 
@@ -177,11 +177,12 @@ std::string describe_json_error(const char* what) {
 }
 
 Error invalid_args(std::string_view action, std::string_view detail) {
-    return errors::actor_invalid_request(fmt::format("action `{}`: {}", action, detail));
+    return errors::actor_validation_error(fmt::format("action `{}` arguments", action), detail);
 }
 
 Error invalid_argument(std::string_view action, std::size_t index, std::string_view detail) {
-    return invalid_args(action, fmt::format("argument {}: {}", index, detail));
+    return errors::actor_validation_error(fmt::format("action `{}` arguments", action),
+                                          fmt::format("argument {}: {}", index, detail), index);
 }
 
 Error invalid_arity(std::string_view action, std::size_t expected_min, std::size_t expected_max,

@@ -26,6 +26,16 @@ Error&& Error::with_actor(ActorSpecifier actor) && {
     return std::move(*this);
 }
 
+Error& Error::make_public(unsigned http_status) & {
+    public_status_ = http_status;
+    return *this;
+}
+
+Error&& Error::make_public(unsigned http_status) && {
+    public_status_ = http_status;
+    return std::move(*this);
+}
+
 std::string Error::id() const {
     return group_ + "/" + code_;
 }
@@ -69,6 +79,8 @@ Error error_from_exception(std::exception_ptr ep) {
 }
 
 int public_http_status(const Error& e) noexcept {
+    if (e.public_status())
+        return static_cast<int>(*e.public_status());
     const std::string_view g = e.group();
     const std::string_view c = e.code();
     if (g == "auth" && c == "forbidden")
@@ -82,7 +94,7 @@ int public_http_status(const Error& e) noexcept {
             return 400;
         // Deliberate deviation from upstream (which masks it): argument validation messages
         // ("argument 1: type must be string") are meant for the caller.
-        if (c == "invalid_request")
+        if (c == "invalid_request" || c == "validation_error")
             return 400;
         // rivetkit-cpp's per-actor limits (ActorConfig::max_*), public like queue/full.
         if (c == "too_many_connections" || c == "too_many_subscriptions" ||
@@ -112,7 +124,7 @@ int public_http_status(const Error& e) noexcept {
 }
 
 bool is_public(const Error& e) noexcept {
-    return public_http_status(e) != 500;
+    return e.public_status().has_value() || public_http_status(e) != 500;
 }
 
 Error to_public(const Error& e) {
@@ -191,6 +203,18 @@ Error actor_action_not_found(std::string_view name) {
 }
 Error actor_method_not_allowed() {
     return {"actor", "method_not_allowed", "Method not allowed."};
+}
+Error actor_validation_error(std::string_view target, std::string_view issue,
+                             std::optional<std::size_t> index) {
+    nlohmann::json entry = {{"message", issue},
+                            {"path", index ? nlohmann::json::array({*index})
+                                           : nlohmann::json::array()}};
+    return {"actor", "validation_error", fmt::format("Invalid {}", target),
+            json_object({{"issues", nlohmann::json::array({std::move(entry)})}})};
+}
+Error actor_state_mutation_reentrant() {
+    return {"actor", "state_mutation_reentrant",
+            "State mutations are not allowed inside onStateChange."};
 }
 Error actor_invalid_request(std::string_view detail) {
     return {"actor", "invalid_request", std::string(detail)};

@@ -38,6 +38,13 @@ class Error {
     Error& with_actor(ActorSpecifier actor) &;
     Error&& with_actor(ActorSpecifier actor) &&;
 
+    // Marks an error of any group as meant for the client (upstream's `public: true`): it is not
+    // masked, and an HTTP reply carries `http_status` (upstream's default for public errors, 400).
+    Error& make_public(unsigned http_status = 400) &;
+    Error&& make_public(unsigned http_status = 400) &&;
+    // Set by make_public.
+    const std::optional<unsigned>& public_status() const noexcept { return public_status_; }
+
     // "group/code" as used in logs and close reasons ("group.code" is built by the protocol layer).
     std::string id() const;
     // "code: message", prefixed by "actor <id> generation <g> key <k>: " when a specifier is set.
@@ -54,6 +61,7 @@ class Error {
     std::string message_;
     std::optional<std::string> metadata_;
     std::optional<ActorSpecifier> actor_;
+    std::optional<unsigned> public_status_;
 };
 
 // Carries an Error through code that reports failures by throwing (user handlers, coroutines).
@@ -104,6 +112,12 @@ Error actor_action_timed_out();
 Error actor_action_not_found(std::string_view name);
 Error actor_method_not_allowed();
 Error actor_invalid_request(std::string_view detail);
+Error actor_state_mutation_reentrant();
+// A value that does not match what the actor declared (a typed action's parameters, typed
+// connection params): "Invalid <target>", metadata {"issues":[{"message", "path"}]} as upstream's
+// schema validation reports it. `index`: the position of the offending argument, if one.
+Error actor_validation_error(std::string_view target, std::string_view issue,
+                             std::optional<std::size_t> index = std::nullopt);
 // core/*
 Error internal_error(std::string_view detail = {});
 // message/*

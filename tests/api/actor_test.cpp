@@ -83,7 +83,9 @@ void expect_error(const Result<Json>& r, std::string_view group, std::string_vie
     ASSERT_FALSE(r.ok()) << r->dump();
     EXPECT_EQ(r.error().group(), group) << r.error().to_string();
     EXPECT_EQ(r.error().code(), code) << r.error().to_string();
-    EXPECT_NE(r.error().message().find(message_part), std::string::npos) << r.error().message();
+    // A validation error's detail is in its metadata (issues[].message), as upstream's.
+    const std::string text = r.error().message() + " " + r.error().metadata().value_or("");
+    EXPECT_NE(text.find(message_part), std::string::npos) << text;
 }
 
 TEST(TypedActor, typed_args_decode_and_results_encode) {
@@ -113,20 +115,30 @@ TEST(TypedActor, wrong_argument_type_names_its_position) {
     ActorHarness h(probe_actor().factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
-        expect_error(co_await h.call("describe", "7", "x"), "actor", "invalid_request",
-                     "action `describe`: argument 0: expected an integer");
-        expect_error(co_await h.call("describe", 7, 8), "actor", "invalid_request",
+        expect_error(co_await h.call("describe", "7", "x"), "actor", "validation_error",
+                     "argument 0: expected an integer");
+        expect_error(co_await h.call("describe", 7, 8), "actor", "validation_error",
                      "argument 1: type must be string, but is number");
-        expect_error(co_await h.call("describe", 7, "x", "nan"), "actor", "invalid_request",
+        expect_error(co_await h.call("describe", 7, "x", "nan"), "actor", "validation_error",
                      "argument 2: expected a number, got string");
-        expect_error(co_await h.call("narrow", 256, true), "actor", "invalid_request",
+        expect_error(co_await h.call("narrow", 256, true), "actor", "validation_error",
                      "argument 0: integer out of range");
-        expect_error(co_await h.call("narrow", -1, true), "actor", "invalid_request",
+        expect_error(co_await h.call("narrow", -1, true), "actor", "validation_error",
                      "argument 0: integer out of range");
-        expect_error(co_await h.call("narrow", 1.5, true), "actor", "invalid_request",
+        expect_error(co_await h.call("narrow", 1.5, true), "actor", "validation_error",
                      "argument 0: expected an integer, got number");
-        expect_error(co_await h.call("narrow", 1, 1), "actor", "invalid_request",
+        expect_error(co_await h.call("narrow", 1, 1), "actor", "validation_error",
                      "argument 1: expected a boolean, got number");
+        // Upstream's shape: "Invalid action `<name>` arguments", metadata {"issues": [{message,
+        // path}]}, the path naming the argument.
+        auto shaped = co_await h.call("describe", 7, 8);
+        CO_ASSERT(!shaped.ok());
+        EXPECT_EQ(shaped.error().message(), "Invalid action `describe` arguments");
+        EXPECT_EQ(Json::parse(shaped.error().metadata().value_or("null")),
+                  (Json{{"issues",
+                         {{{"message", "argument 1: type must be string, but is number"},
+                           {"path", {1}}}}}}));
+        EXPECT_TRUE(is_public(shaped.error()));
         // The actor keeps serving after bad calls.
         auto fine = co_await h.call("describe", 7, "x");
         EXPECT_TRUE(fine.ok());
@@ -134,24 +146,26 @@ TEST(TypedActor, wrong_argument_type_names_its_position) {
     }());
 }
 
-TEST(TypedActor, wrong_arity_is_invalid_request) {
+TEST(TypedActor, wrong_arity_is_a_validation_error) {
     ActorHarness h(probe_actor().factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
-        expect_error(co_await h.call("describe"), "actor", "invalid_request",
-                     "action `describe`: expected 2 to 3 arguments, got 0");
-        expect_error(co_await h.call("describe", 1, "x", 2, 3), "actor", "invalid_request",
+        expect_error(co_await h.call("describe"), "actor", "validation_error",
+                     "Invalid action `describe` arguments");
+        expect_error(co_await h.call("describe"), "actor", "validation_error",
+                     "expected 2 to 3 arguments, got 0");
+        expect_error(co_await h.call("describe", 1, "x", 2, 3), "actor", "validation_error",
                      "expected 2 to 3 arguments, got 4");
-        expect_error(co_await h.call("get", 1), "actor", "invalid_request",
-                     "action `get`: expected 0 arguments, got 1");
-        expect_error(co_await h.call("set"), "actor", "invalid_request",
+        expect_error(co_await h.call("get", 1), "actor", "validation_error",
+                     "expected 0 arguments, got 1");
+        expect_error(co_await h.call("set"), "actor", "validation_error",
                      "expected 1 argument, got 0");
         // Not an array at all (raw CBOR 5), and not CBOR at all.
         const Bytes scalar_args{0x05};
         const Bytes garbage_args{0x9f, 0x01};
         auto scalar = co_await h.call_raw("set", scalar_args);
         CO_ASSERT(!scalar.ok());
-        EXPECT_EQ(scalar.error().code(), "invalid_request");
+        EXPECT_EQ(scalar.error().code(), "validation_error");
         auto garbage = co_await h.call_raw("set", garbage_args);
         CO_ASSERT(!garbage.ok());
         EXPECT_EQ(garbage.error().code(), "invalid_request");
@@ -342,7 +356,7 @@ TEST(TypedActor, connections_params_hooks_and_events) {
         EXPECT_EQ(refused.error(), errors::user("forbidden", "not you", R"({"name":"mallory"})"));
         auto bad_params = co_await h.connect(numeric, inbox);
         CO_ASSERT(!bad_params.ok());
-        EXPECT_TRUE(bad_params.error().is("actor", "invalid_request"))
+        EXPECT_TRUE(bad_params.error().is("actor", "validation_error"))
             << bad_params.error().to_string();
 
         auto conn = co_await h.connect(alice, inbox);

@@ -75,7 +75,7 @@ TEST(TypedExtras, conn_state_is_created_typed_and_stored_as_cbor) {
         const Json numeric{{"name", 7}};
         auto bad = co_await h.connect(numeric, inbox);
         CO_ASSERT(!bad.ok());
-        EXPECT_TRUE(bad.error().is("actor", "invalid_request")) << bad.error().to_string();
+        EXPECT_TRUE(bad.error().is("actor", "validation_error")) << bad.error().to_string();
 
         const Json alice{{"name", "alice"}};
         auto conn = co_await h.connect(alice, inbox);

@@ -325,31 +325,52 @@ TEST(TypedStateChange, runs_after_changing_handlers_only) {
     }());
 }
 
-TEST(TypedStateChange, its_own_changes_are_saved_not_renotified_and_throws_are_logged) {
-    auto calls = std::make_shared<int>(0);
+// As upstream 2.3.19: on_state_change observes. Taking the mutable state inside it throws
+// actor/state_mutation_reentrant and changes nothing; vars may change; a throw is logged.
+TEST(TypedStateChange, mutating_state_inside_it_is_refused_and_throws_are_logged) {
+    struct Seen {
+        int calls = 0;
+        std::vector<std::string> refusals;
+    };
+    auto seen = std::make_shared<Seen>();
     auto actor =
-        Actor<RawState>()
-            .on_state_change([calls](ActorContext<RawState>& c, const RawState& s) {
-                ++*calls;
-                c.state().seen.push_back("observed " + std::to_string(s.hits));
+        Actor<RawState, std::vector<std::int64_t>>()
+            .on_state_change([seen](ActorContext<RawState, std::vector<std::int64_t>>& c,
+                                    const RawState& s) {
+                ++seen->calls;
+                c.vars().push_back(s.hits);
+                try {
+                    c.state().seen.push_back("observed " + std::to_string(s.hits));
+                } catch (const ErrorException& e) {
+                    seen->refusals.push_back(e.error().id());
+                }
                 if (s.hits == 13)
                     throw std::runtime_error("unlucky");
             })
-            .action("set", [](ActionContext<RawState>& c, std::int64_t v) { c.state().hits = v; })
+            .action("set", [](ActionContext<RawState, std::vector<std::int64_t>>& c,
+                              std::int64_t v) { c.state().hits = v; })
             .action("get",
-                    [](ActionContext<RawState>& c) { return Json(std::as_const(c).state()); });
+                    [](ActionContext<RawState, std::vector<std::int64_t>>& c) {
+                        return Json{{"state", Json(std::as_const(c).state())},
+                                    {"vars", Json(c.vars())}};
+                    });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
         CO_ASSERT((co_await h.call("set", 5)).ok());
-        EXPECT_EQ(*calls, 1);
+        EXPECT_EQ(seen->calls, 1);
         CO_ASSERT((co_await h.call("set", 13)).ok());
-        EXPECT_EQ(*calls, 2);
+        EXPECT_EQ(seen->calls, 2);
+        EXPECT_EQ(seen->refusals, (std::vector<std::string>{"actor/state_mutation_reentrant",
+                                                            "actor/state_mutation_reentrant"}));
         auto got = co_await h.call("get");
         CO_ASSERT(got.ok());
-        EXPECT_EQ((*got)["seen"], Json::array({"observed 5", "observed 13"}));
+        EXPECT_EQ((*got)["state"]["seen"], Json::array());
+        EXPECT_EQ((*got)["vars"], Json::array({5, 13}));
+        // A read does not run it.
+        EXPECT_EQ(seen->calls, 2);
         co_await h.clock().sleep_for(1100ms);
-        EXPECT_EQ(h.stored_state(), *got);
+        EXPECT_EQ(h.stored_state(), (*got)["state"]);
         EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
     }());
 }

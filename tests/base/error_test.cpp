@@ -60,6 +60,25 @@ TEST(ErrorTest, NonPublicErrorsAreMasked) {
     EXPECT_TRUE(shown.is("user", "bad"));
 }
 
+TEST(ErrorTest, AnErrorMadePublicIsShownWithItsOwnGroupAndStatus) {
+    // upstream's `new ActorError("connection", "custom_error", msg, { public: true })`
+    Error custom("connection", "custom_error", "Test error from createConnState");
+    EXPECT_FALSE(is_public(custom));
+    EXPECT_EQ(to_public(custom).code(), "internal_error");
+    Error shown = Error(custom).make_public();
+    EXPECT_TRUE(is_public(shown));
+    EXPECT_EQ(public_http_status(shown), 400);
+    EXPECT_EQ(to_public(shown), custom);
+    EXPECT_EQ(public_http_status(Error("billing", "payment_required", "pay").make_public(402)),
+              402);
+    // The flag travels with the error through an exception.
+    try {
+        throw ErrorException(std::move(shown));
+    } catch (...) {
+        EXPECT_TRUE(is_public(error_from_exception(std::current_exception())));
+    }
+}
+
 TEST(ResultTest, ValueAndError) {
     Result<int> ok = 5;
     EXPECT_TRUE(ok.ok());

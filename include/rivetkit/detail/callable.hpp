@@ -80,7 +80,7 @@ struct DropFirst<std::tuple<First, Rest...>> {
 // nlohmann's "[json.exception.type_error.302] type must be ..." without the bracketed id.
 std::string describe_json_error(const char* what);
 
-// actor/invalid_request errors: "action `name`: <detail>".
+// actor/validation_error "Invalid action `name` arguments", the detail in metadata issues[].
 Error invalid_args(std::string_view action, std::string_view detail);
 Error invalid_argument(std::string_view action, std::size_t index, std::string_view detail);
 Error invalid_arity(std::string_view action, std::size_t expected_min, std::size_t expected_max,
@@ -152,7 +152,7 @@ struct Arity<std::tuple<A...>> {
     }();
 };
 
-// Decodes `args` (a JSON array) into the parameter tuple; actor/invalid_request naming the
+// Decodes `args` (a JSON array) into the parameter tuple; actor/validation_error naming the
 // zero-based position of the first bad argument.
 template <typename Tuple>
 Result<Tuple> decode_args(std::string_view action, const Json& args) {

@@ -1,0 +1,21 @@
+#pragma once
+// The fixture actors of upstream's driver test suite (rivetkit-typescript/packages/rivetkit/
+// fixtures/driver-test-suite/*.ts), written with the typed C++ API under upstream's actor names,
+// action names, state shapes, options and errors, so that the suite's tests can run against
+// rivetkit-driver-host. Each group registers the actors of one or more fixture files.
+//
+// States and vars are rivetkit::Json where the fixture's shape is a loose JavaScript object: the
+// stored state is then byte for byte the map the TypeScript fixture keeps.
+
+#include "rivetkit/registry.hpp"
+
+namespace rivetkit::driver {
+
+// counter.ts, lifecycle.ts, conn-params.ts, action-inputs.ts, kv.ts, metadata.ts, vars.ts
+void use_basic_fixtures(Registry& registry);
+// action-timeout.ts, action-types.ts, large-payloads.ts, error-handling.ts
+void use_action_fixtures(Registry& registry);
+// lifecycle-hooks.ts, actor-onstatechange.ts, conn-error-serialization.ts
+void use_hook_fixtures(Registry& registry);
+
+}  // namespace rivetkit::driver
