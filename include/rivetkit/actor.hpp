@@ -132,40 +132,54 @@ class Actor {
     Actor& on_before_connect(F fn) {
         using Params =
             std::remove_cvref_t<std::tuple_element_t<1, typename detail::SignatureOf<F>::args>>;
-        def_.on_before_connect = [fn = std::move(fn)](detail::InstancePtr instance,
-                                                      core::ConnHandle, Json params) {
+        def_.on_before_connect = [fn = std::move(fn)](
+                                     detail::InstancePtr instance, core::ConnHandle, Json params,
+                                     std::shared_ptr<const Request> request) {
             auto decoded = detail::decode_value<Params>(params);
             if (!decoded.ok())
                 throw ErrorException(errors::actor_validation_error("connection params",
                                                                     decoded.error().message()));
-            return call_hook(fn, std::move(instance), std::move(decoded).value());
+            return call_hook_with(std::move(request), fn, std::move(instance),
+                                  std::move(decoded).value());
         };
         return *this;
     }
     // Upstream's `createConnState`: `(Context&, Params params) -> ConnState` or `(Context&) ->
-    // ConnState`, synchronous, run for each new connection after on_before_connect (a throw
-    // refuses the connection). The result is stored as the CBOR of its JSON form in core's
-    // connection state (saved with a hibernatable connection's [2] record); read it with
-    // `conn.state<ConnState>()`, change it with `conn.set_state(value)`.
+    // ConnState`, or `awaitable<ConnState>` of either; run for each new connection after
+    // on_before_connect, in the same preflight (bounded by create_conn_state_timeout; a throw
+    // refuses the connection, which never becomes visible in conns()). The result is stored as
+    // the CBOR of its JSON form in core's connection state (saved with a hibernatable
+    // connection's [2] record); read it with `conn.state<ConnState>()`, change it with
+    // `conn.set_state(value)`.
     template <typename F>
     Actor& create_conn_state(F fn) {
-        using Args = typename detail::SignatureOf<F>::args;
-        static_assert(!detail::Awaited<typename detail::SignatureOf<F>::result>::is_async,
-                      "create_conn_state is synchronous");
-        def_.create_conn_state = [fn = std::move(fn)](detail::InstancePtr instance,
-                                                      const core::ConnHandle& conn,
-                                                      const Json& params) {
-            Context c(typed(instance));
+        def_.create_conn_state = [fn = std::move(fn)](
+                                     detail::InstancePtr instance, core::ConnHandle conn,
+                                     Json params, std::shared_ptr<const Request> request)
+            -> boost::asio::awaitable<void> {
+            using Args = typename detail::SignatureOf<F>::args;
+            using R = typename detail::SignatureOf<F>::result;
+            Context c(typed(instance), request.get());
             Json made;
             if constexpr (std::tuple_size_v<Args> == 1) {
-                made = fn(c);
+                if constexpr (detail::Awaited<R>::is_async) {
+                    R pending = fn(c);
+                    made = co_await std::move(pending);
+                } else {
+                    made = fn(c);
+                }
             } else {
                 using Params = std::remove_cvref_t<std::tuple_element_t<1, Args>>;
                 auto decoded = detail::decode_value<Params>(params);
                 if (!decoded.ok())
                     throw ErrorException(errors::actor_validation_error(
                         "connection params", decoded.error().message()));
-                made = fn(c, std::move(decoded).value());
+                if constexpr (detail::Awaited<R>::is_async) {
+                    R pending = fn(c, std::move(decoded).value());
+                    made = co_await std::move(pending);
+                } else {
+                    made = fn(c, std::move(decoded).value());
+                }
             }
             conn.set_state(to_cbor(made));
             if (c.touched())
@@ -241,7 +255,7 @@ class Actor {
     Actor& on_request(F fn) {
         def_.on_request = [fn = std::move(fn)](detail::InstancePtr instance,
                                                Request request) -> boost::asio::awaitable<Response> {
-            Context c(typed(instance));
+            Context c(typed(instance), &request);
             using R = std::invoke_result_t<F&, Context&, Request&>;
             Response out;
             if constexpr (detail::Awaited<R>::is_async) {
@@ -268,10 +282,13 @@ class Actor {
     Actor& on_websocket(F fn) {
         def_.on_websocket = [fn = std::move(fn)](detail::InstancePtr instance, WebSocket socket,
                                                  Request upgrade) {
+            auto request = std::make_shared<const Request>(upgrade);
             if constexpr (std::is_invocable_v<F&, Context&, WebSocket&>)
-                return call_hook(fn, std::move(instance), std::move(socket));
+                return call_hook_with(std::move(request), fn, std::move(instance),
+                                      std::move(socket));
             else
-                return call_hook(fn, std::move(instance), std::move(socket), std::move(upgrade));
+                return call_hook_with(std::move(request), fn, std::move(instance),
+                                      std::move(socket), std::move(upgrade));
         };
         return *this;
     }
@@ -347,6 +364,23 @@ class Actor {
     static boost::asio::awaitable<void> call_hook(F fn, detail::InstancePtr instance,
                                                   Extra... extra) {
         Context c(typed(instance));
+        using R = std::invoke_result_t<F&, Context&, Extra&...>;
+        if constexpr (detail::Awaited<R>::is_async) {
+            R pending = fn(c, extra...);
+            co_await std::move(pending);
+        } else {
+            fn(c, extra...);
+        }
+        if (c.touched())
+            instance->touched = true;
+    }
+
+    // call_hook with `c.request()` set; the request lives in the coroutine frame.
+    template <typename F, typename... Extra>
+    static boost::asio::awaitable<void> call_hook_with(std::shared_ptr<const Request> request,
+                                                       F fn, detail::InstancePtr instance,
+                                                       Extra... extra) {
+        Context c(typed(instance), request.get());
         using R = std::invoke_result_t<F&, Context&, Extra&...>;
         if constexpr (detail::Awaited<R>::is_async) {
             R pending = fn(c, extra...);

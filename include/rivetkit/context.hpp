@@ -33,6 +33,8 @@
 
 namespace rivetkit {
 
+struct Request;  // rivetkit/raw.hpp
+
 namespace core {
 class ActorContext;
 }
@@ -80,6 +82,13 @@ class Conn {
         handle_.send(name, cbor_args(args...));
     }
     const core::ConnHandle& handle() const noexcept { return handle_; }
+
+    // Closes this connection (upstream's `conn.disconnect(reason)`): its transport is closed with
+    // `reason`, it leaves the actor and on_disconnect runs; resolves when it is gone.
+    boost::asio::awaitable<Status> disconnect(std::string reason) const {
+        return handle_.disconnect(reason.empty() ? std::nullopt
+                                                 : std::optional<std::string>(std::move(reason)));
+    }
 
   private:
     core::ConnHandle handle_;
@@ -169,8 +178,9 @@ class Instance final : public InstanceCore {
 template <typename State, typename Vars = NoVars>
 class ActorContext {
   public:
-    explicit ActorContext(std::shared_ptr<detail::Instance<State, Vars>> instance)
-        : instance_(std::move(instance)) {}
+    explicit ActorContext(std::shared_ptr<detail::Instance<State, Vars>> instance,
+                          const Request* request = nullptr)
+        : instance_(std::move(instance)), request_(request) {}
 
     // Mutable access: whatever the handler changes through it is saved. Inside on_state_change
     // it throws ErrorException actor/state_mutation_reentrant (as upstream: the hook observes).
@@ -259,6 +269,12 @@ class ActorContext {
         touched_ = false;
         return instance_->sleep_for(delay);
     }
+    // The HTTP request behind this call (upstream's `c.request`): the connecting request in
+    // on_before_connect and create_conn_state (the WebSocket upgrade, or the HTTP action/queue
+    // request), the upgrade in on_websocket, the request in on_request; nullptr elsewhere
+    // (actions, scheduled calls, lifecycle hooks) and for a connection restored after a sleep.
+    const Request* request() const noexcept { return request_; }
+
     // The core context underneath (include core/actor/context.hpp to use it).
     const core::ActorContext& core_context() const { return instance_->ctx(); }
 
@@ -279,6 +295,7 @@ class ActorContext {
     }
 
     std::shared_ptr<detail::Instance<State, Vars>> instance_;
+    const Request* request_ = nullptr;
     bool touched_ = false;
 };
 

@@ -172,7 +172,8 @@ boost::asio::awaitable<void> run_websocket(DefinitionPtr def, InstancePtr instan
 
 // on_before_connect, then create_conn_state.
 boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
-                                       core::ConnHandle conn, Bytes params_cbor) {
+                                       core::ConnHandle conn, Bytes params_cbor,
+                                       std::shared_ptr<const Request> request) {
     Json params = nullptr;
     if (!params_cbor.empty()) {
         auto decoded = from_cbor(params_cbor);
@@ -182,11 +183,15 @@ boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
         params = std::move(decoded).value();
     }
     if (def->on_before_connect) {
-        boost::asio::awaitable<void> pending = def->on_before_connect(instance, conn, params);
+        boost::asio::awaitable<void> pending =
+            def->on_before_connect(instance, conn, params, request);
         co_await std::move(pending);
     }
-    if (def->create_conn_state)
-        def->create_conn_state(instance, conn, params);
+    if (def->create_conn_state) {
+        boost::asio::awaitable<void> pending =
+            def->create_conn_state(instance, conn, params, request);
+        co_await std::move(pending);
+    }
 }
 
 // POST /queue/{name}: enqueue (and with `wait`, wait for the receiver's completion, bounded by the
@@ -271,8 +276,12 @@ class Loop {
     void serve(event::ConnectionPreflight& e) {
         MakeHook make;
         if (def_->on_before_connect || def_->create_conn_state)
-            make = [def = def_, instance = inst_, conn = e.conn, params = e.params]() {
-                return preflight(def, instance, conn, params);
+            make = [def = def_, instance = inst_, conn = e.conn, params = e.params,
+                    request = e.request ? std::make_shared<const Request>(Request{
+                                              e.request->method, e.request->path,
+                                              e.request->headers, e.request->body})
+                                        : nullptr]() {
+                return preflight(def, instance, conn, params, request);
             };
         start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
     }

@@ -419,6 +419,56 @@ TEST(TypedActor, bad_input_fails_the_start) {
     }());
 }
 
+// upstream's c.request: the connecting request in the preflight hooks, the request in on_request,
+// nothing in actions or for a connection that came without one.
+TEST(TypedActor, hooks_see_the_request_behind_them) {
+    using Seen = std::vector<std::string>;
+    auto seen = std::make_shared<Seen>();
+    auto describe = [](const Request* r) {
+        if (r == nullptr)
+            return std::string("none");
+        return r->method + " " + r->path + " " + r->header("X-Probe").value_or("-");
+    };
+    auto actor =
+        Actor<Json>()
+            .on_before_connect([seen, describe](ActorContext<Json>& c, Json) {
+                seen->push_back("before " + describe(c.request()));
+            })
+            .create_conn_state([seen, describe](ActorContext<Json>& c, Json) {
+                seen->push_back("state " + describe(c.request()));
+                return Json::object();
+            })
+            .on_connect([seen, describe](ActorContext<Json>& c, Conn&) {
+                seen->push_back("connect " + describe(c.request()));
+            })
+            .on_request([seen, describe](ActorContext<Json>& c, Request&) {
+                seen->push_back("request " + describe(c.request()));
+                return Response::text("ok");
+            })
+            .action("peek", [seen, describe](ActionContext<Json>& c) {
+                seen->push_back("action " + describe(c.request()));
+            });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto inbox = std::make_shared<std::vector<ReceivedEvent>>();
+        core::HttpRequest upgrade;
+        upgrade.path = "/connect";
+        upgrade.headers = {{"x-probe", "ws"}};
+        CO_ASSERT((co_await h.connect_with_request(nullptr, upgrade, inbox, {})).ok());
+        CO_ASSERT((co_await h.connect(nullptr, inbox)).ok());
+        core::HttpRequest get;
+        get.path = "/hello?x=1";
+        get.headers = {{"x-probe", "http"}};
+        CO_ASSERT((co_await h.request(get)).ok());
+        CO_ASSERT((co_await h.call("peek")).ok());
+        EXPECT_EQ(*seen, (Seen{"before GET /connect ws", "state GET /connect ws", "connect none",
+                               "before none", "state none", "connect none",
+                               "request GET /hello?x=1 http", "action none"}));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 TEST(TypedValue, from_cbor_accepts_tags_and_gives_compat_forms) {
     // 0xd7 tag 23 around a string, then a byte string and undefined (read as null).
     const Bytes cbor{0x83, 0xd7, 0x61, 'a', 0x42, 0x01, 0x02, 0xf7};

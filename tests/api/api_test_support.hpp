@@ -170,7 +170,15 @@ class ActorHarness {
     Task<Result<core::ConnHandle>> connect(Json params,
                                            std::shared_ptr<std::vector<ReceivedEvent>> inbox,
                                            std::string event = {}) {
+        return connect_with_request(std::move(params), std::nullopt, std::move(inbox),
+                                    std::move(event));
+    }
+    // connect, with the request the connection came with (a WebSocket upgrade, an HTTP action).
+    Task<Result<core::ConnHandle>> connect_with_request(
+        Json params, std::optional<core::HttpRequest> request,
+        std::shared_ptr<std::vector<ReceivedEvent>> inbox, std::string event) {
         core::ConnectOptions options;
+        options.request = std::move(request);
         options.params = params.is_null() ? Bytes{} : to_cbor(params);
         options.prepare = [inbox](const core::ConnHandle& conn) {
             conn.configure_event_sender(

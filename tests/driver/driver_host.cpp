@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -58,6 +59,8 @@ int main() {
     driver::use_basic_fixtures(registry);
     driver::use_action_fixtures(registry);
     driver::use_hook_fixtures(registry);
+    driver::use_http_fixtures(registry);
+    driver::use_conn_fixtures(registry);
 
     // Signals are taken by this thread only (the host's threads inherit the mask).
     sigset_t stop_signals;
@@ -73,8 +76,11 @@ int main() {
         log::error("driver host could not start", {{"error", e.error().to_string()}});
         return 1;
     }
+    static std::atomic<bool> stopping{false};
     std::thread ended([&] {
         const int code = host->wait();
+        if (stopping)
+            ::_exit(0);
         log::info("driver host ended without a signal", {{"code", code}});
         ::_exit(code != 0 ? code : 1);
     });
@@ -85,6 +91,7 @@ int main() {
     // The harness kills the process one second after SIGTERM and starts the next test on a new
     // namespace and pool: stop at once rather than drain.
     log::info("driver host stopping", {{"signal", signo}});
+    stopping = true;
     host->stop(true);
     std::thread([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(800));

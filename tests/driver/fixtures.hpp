@@ -17,5 +17,9 @@ void use_basic_fixtures(Registry& registry);
 void use_action_fixtures(Registry& registry);
 // lifecycle-hooks.ts, actor-onstatechange.ts, conn-error-serialization.ts
 void use_hook_fixtures(Registry& registry);
+// raw-http.ts, raw-http-request-properties.ts, request-access.ts
+void use_http_fixtures(Registry& registry);
+// conn-state.ts, conn-preflight-visibility.ts, scheduled.ts
+void use_conn_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

@@ -37,8 +37,9 @@ using ConnHook = std::function<boost::asio::awaitable<void>(InstancePtr, core::C
 using RequestHook = std::function<boost::asio::awaitable<Response>(InstancePtr, Request)>;
 using WebSocketHook =
     std::function<boost::asio::awaitable<void>(InstancePtr, WebSocket, Request upgrade)>;
-using ParamsHook =
-    std::function<boost::asio::awaitable<void>(InstancePtr, core::ConnHandle, Json params)>;
+// `request`: the connecting request, if the connection came with one (nullptr otherwise).
+using ParamsHook = std::function<boost::asio::awaitable<void>(
+    InstancePtr, core::ConnHandle, Json params, std::shared_ptr<const Request> request)>;
 
 struct Definition {
     ActorOptions options;
@@ -52,7 +53,7 @@ struct Definition {
     Hook on_destroy;
     ParamsHook on_before_connect;
     // Sets the connection's state bytes (after on_before_connect, in the same preflight).
-    std::function<void(InstancePtr, const core::ConnHandle&, const Json& params)> create_conn_state;
+    ParamsHook create_conn_state;
     ConnHook on_connect;
     ConnHook on_disconnect;
     // Makes the generation's vars (after on_create, before on_wake); always set.
