@@ -90,6 +90,11 @@ TEST(DriverHost, FollowsTheSuitesHostContractAndKeepsItsFindingsFixed) {
                         {"errorCode", "state_mutation_reentrant"}}));
         EXPECT_EQ(r["requestInfo"]["onBeforeConnect"]["hasRequest"], true) << r.dump(2);
         EXPECT_EQ(r["requestInfo"]["createConnState"]["hasRequest"], true) << r.dump(2);
+        const json greeting{{"id", r["greetedConnId"]}, {"username", "connect-event-user"}};
+        EXPECT_EQ(r["onConnectEvents"],
+                  json::array({json::array({"direct", greeting}),
+                               json::array({"fromConns", greeting})}))
+            << r.dump(2);
         EXPECT_EQ(r["inspector"]["status"], 200) << r.dump(2);
         EXPECT_EQ(r["inspector"]["body"],
                   (json{{"state", {{"count", 5}}}, {"isStateEnabled", true}}));

@@ -1,6 +1,5 @@
 // raw-http.ts, raw-http-request-properties.ts, request-access.ts
 
-#include <boost/url/parse.hpp>
 #include <cctype>
 #include <regex>
 #include <stdexcept>
@@ -41,24 +40,60 @@ struct ParsedUrl {
     Json search_params = Json::object();
 };
 
+// application/x-www-form-urlencoded decoding as URLSearchParams does it ('+' is a space; a bad
+// escape is kept as written).
+std::string form_decode(std::string_view in) {
+    std::string out;
+    out.reserve(in.size());
+    auto hex = [](char ch) -> int {
+        if (ch >= '0' && ch <= '9')
+            return ch - '0';
+        if (ch >= 'a' && ch <= 'f')
+            return ch - 'a' + 10;
+        if (ch >= 'A' && ch <= 'F')
+            return ch - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (in[i] == '+') {
+            out += ' ';
+        } else if (in[i] == '%' && i + 2 < in.size() && hex(in[i + 1]) >= 0 &&
+                   hex(in[i + 2]) >= 0) {
+            out += static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2]));
+            i += 2;
+        } else {
+            out += in[i];
+        }
+    }
+    return out;
+}
+
+// Lenient, as a browser's URL is: the path up to '?', the query up to '#'.
 ParsedUrl parse_url(const Request& r) {
     ParsedUrl out;
-    auto parsed = boost::urls::parse_uri_reference(r.path);
-    if (!parsed) {
-        out.pathname = r.path;
+    std::string_view target = r.path;
+    if (auto hash = target.find('#'); hash != std::string_view::npos)
+        target = target.substr(0, hash);
+    const auto q = target.find('?');
+    out.pathname = std::string(target.substr(0, q));
+    if (out.pathname.empty() || out.pathname.front() != '/')
+        out.pathname = "/" + out.pathname;
+    if (q == std::string_view::npos)
         return out;
-    }
-    out.pathname = std::string(parsed->encoded_path());
-    if (out.pathname.empty())
-        out.pathname = "/";
-    if (parsed->has_query()) {
-        const std::string query(parsed->encoded_query());
-        if (!query.empty())
-            out.search = "?" + query;
-        boost::urls::encoding_opts opts;
-        opts.space_as_plus = true;
-        for (auto param : parsed->params(opts))
-            out.search_params[std::string(param.key)] = std::string(param.value);
+    std::string_view query = target.substr(q + 1);
+    if (!query.empty())
+        out.search = "?" + std::string(query);
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        std::string_view pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+        if (pair.empty())
+            continue;
+        const auto eq = pair.find('=');
+        const std::string key = form_decode(pair.substr(0, eq));
+        const std::string value =
+            eq == std::string_view::npos ? std::string() : form_decode(pair.substr(eq + 1));
+        out.search_params[key] = value;
     }
     return out;
 }

@@ -283,12 +283,19 @@ class ConnectListener final : public envoy::WebSocketListener {
     rt::Sender<Inbound> tx_;
 };
 
+// Events the actor sends a new connection before its socket is open (from on_connect): the
+// gateway does not know the socket yet, so they wait here and follow the Init, in order.
+struct EarlyEvents {
+    bool open = false;
+    std::vector<Bytes> frames;
+};
+
 void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encoding encoding,
-                    std::size_t max_outgoing) {
+                    std::size_t max_outgoing, std::shared_ptr<EarlyEvents> early = nullptr) {
     const bool binary = encoding != Encoding::Json;
     conn.configure_event_sender(
-        [sender, encoding, binary, max_outgoing](std::string_view name, const Bytes& args,
-                                                 ConnHandle::EventFrames* shared) -> Status {
+        [sender, encoding, binary, max_outgoing, early](
+            std::string_view name, const Bytes& args, ConnHandle::EventFrames* shared) -> Status {
             // A broadcast encodes the event once per encoding; each socket sends its own copy.
             const int key = static_cast<int>(encoding);
             const Bytes* encoded = shared != nullptr ? shared->find(key) : nullptr;
@@ -303,6 +310,10 @@ void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encod
             if (frame.size() > max_outgoing) {
                 sender.close(envoy::CloseFrame{1011, std::string("message.outgoing_too_long")});
                 return errors::message_outgoing_too_long();
+            }
+            if (early && !early->open) {
+                early->frames.push_back(std::move(frame));
+                return {};
             }
             sender.send(std::move(frame), binary);
             return {};
@@ -646,8 +657,9 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
         options.hibernation = hibernation_of(open, request);
         options.request = std::move(request);
         const std::size_t max_outgoing = config.max_outgoing_message_size;
-        options.prepare = [sender, encoding, max_outgoing](const ConnHandle& conn) {
-            wire_transport(conn, sender, encoding, max_outgoing);
+        auto early = std::make_shared<EarlyEvents>();
+        options.prepare = [sender, encoding, max_outgoing, early](const ConnHandle& conn) {
+            wire_transport(conn, sender, encoding, max_outgoing, early);
             return Status{};
         };
         auto connected = co_await instance->ctx.connect_conn(std::move(options));
@@ -664,11 +676,15 @@ asio::awaitable<Result<std::shared_ptr<envoy::WebSocketListener>>> CoreRegistry:
                                        error.group() + "." + error.code());
         }
         sock->conn = std::move(connected).value();
-        // Init goes out right after the envoy reports the socket open.
+        // Init goes out right after the envoy reports the socket open, then what on_connect sent.
         asio::post(executor_,
                    [sender, frame = encode_init(encoding, instance->actor_id, sock->conn.id()),
-                    binary = encoding != Encoding::Json]() mutable {
+                    binary = encoding != Encoding::Json, early]() mutable {
                        sender.send(std::move(frame), binary);
+                       early->open = true;
+                       for (Bytes& event : early->frames)
+                           sender.send(std::move(event), binary);
+                       early->frames.clear();
                    });
     }
 

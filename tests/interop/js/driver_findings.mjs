@@ -5,7 +5,7 @@
 //
 //   RIVET_ENDPOINT=... RIVET_NAMESPACE=... RIVET_POOL=... node driver_findings.mjs findings \
 //       [--encoding json|cbor|bare]
-import { endpoint, expectThrow, runMain } from "./helpers.mjs";
+import { delay, endpoint, expectThrow, runMain } from "./helpers.mjs";
 
 const SCENARIOS = { findings };
 
@@ -37,6 +37,18 @@ async function findings({ client, key }) {
     const requestInfo = await tracked.getRequestInfo();
     await tracked.dispose();
 
+    // actor-conn-state: events the actor sends a connection in onConnect reach listeners
+    // registered right after connect() (they used to be sent before the socket was open).
+    const greeted = client.connStateActor
+        .getOrCreate([`${key}-conn-state`], { params: { username: "connect-event-user" } })
+        .connect();
+    const onConnectEvents = [];
+    greeted.on("connectedFromOnConnect", (e) => onConnectEvents.push(["direct", e]));
+    greeted.on("connectedFromOnConnectConns", (e) => onConnectEvents.push(["fromConns", e]));
+    const greetedState = await greeted.getConnectionState();
+    for (let i = 0; i < 50 && onConnectEvents.length < 2; i++) await delay(100);
+    await greeted.dispose();
+
     // gateway-query-url: in test mode the inspector token is "token".
     const counter = client.counter.getOrCreate([`${key}-counter`]);
     await counter.increment(5);
@@ -53,6 +65,8 @@ async function findings({ client, key }) {
         connError,
         reentrantResult,
         requestInfo,
+        greetedConnId: greetedState.id,
+        onConnectEvents,
         inspector: { status: inspector.status, body: inspectorBody },
     };
 }
