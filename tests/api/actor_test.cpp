@@ -469,6 +469,60 @@ TEST(TypedActor, hooks_see_the_request_behind_them) {
     }());
 }
 
+// create_conn_state may wait (upstream's is async): the connection joins once it is done and is
+// not in conns() meanwhile; Conn::disconnect closes it and on_disconnect runs.
+TEST(TypedActor, create_conn_state_may_wait_and_a_conn_can_disconnect_itself) {
+    auto left = std::make_shared<std::vector<std::string>>();
+    auto actor =
+        Actor<Json>()
+            .create_conn_state(
+                [](ActorContext<Json>& c, Json params) -> boost::asio::awaitable<Json> {
+                    const std::size_t visible = c.conns().size();
+                    co_await c.sleep_for(std::chrono::milliseconds(50));
+                    co_return Json{{"label", params.value("label", std::string())}, {"sawOthers", visible}};
+                })
+            .on_disconnect([left](ActorContext<Json>&, Conn& conn) {
+                left->push_back(conn.state_json().value("label", std::string()));
+            })
+            .action("count", [](ActionContext<Json>& c) { return c.conns().size(); })
+            .action("leave", [](ActionContext<Json>& c) -> boost::asio::awaitable<Json> {
+                Conn self = *c.conn();
+                Status st = co_await self.disconnect("bye");
+                co_return st.ok() ? Json(true) : Json(st.error().to_string());
+            });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto inbox = std::make_shared<std::vector<ReceivedEvent>>();
+        const auto before = h.clock().now();
+        const Json params_a{{"label", "a"}};
+        const Json params_b{{"label", "b"}};
+        auto a = co_await h.connect(params_a, inbox);
+        CO_ASSERT(a.ok());
+        EXPECT_GE(h.clock().now() - before, std::chrono::milliseconds(50));
+        const Json state_a = from_cbor(a->state()).value();
+        EXPECT_EQ(state_a["label"], "a");
+        EXPECT_EQ(state_a["sawOthers"], 0);
+        auto b = co_await h.connect(params_b, inbox);
+        CO_ASSERT(b.ok());
+        const Json state_b = from_cbor(b->state()).value();
+        EXPECT_EQ(state_b["sawOthers"], 1);
+        auto two = co_await h.call("count");
+        CO_ASSERT(two.ok());
+        EXPECT_EQ(*two, Json(2));
+        const std::string a_id = a->id();
+        auto gone = co_await h.call_from(a_id, "leave");
+        CO_ASSERT(gone.ok());
+        EXPECT_EQ(*gone, Json(true));
+        CO_ASSERT(left->size() == 1);
+        EXPECT_EQ(left->front(), "a");
+        auto one = co_await h.call("count");
+        CO_ASSERT(one.ok());
+        EXPECT_EQ(*one, Json(1));
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 TEST(TypedValue, from_cbor_accepts_tags_and_gives_compat_forms) {
     // 0xd7 tag 23 around a string, then a byte string and undefined (read as null).
     const Bytes cbor{0x83, 0xd7, 0x61, 'a', 0x42, 0x01, 0x02, 0xf7};

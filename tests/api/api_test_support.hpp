@@ -112,9 +112,12 @@ class ActorHarness {
 
     Task<Result<Bytes>> call_raw(std::string name, Bytes args, std::string conn_id = "conn-test") {
         auto [reply_tx, reply_rx] = rt::oneshot<Result<Bytes>>();
-        core::DispatchCommand command =
-            core::dispatch::Action{std::move(name), std::move(args),
-                                   core::ConnHandle(conn_id, {}, {}, false), std::move(reply_tx)};
+        // The connection's own handle when it joined the actor (as the registry passes it),
+        // else a bare one standing for an HTTP caller.
+        core::ConnHandle caller =
+            ctx_->conn(conn_id).value_or(core::ConnHandle(conn_id, {}, {}, false));
+        core::DispatchCommand command = core::dispatch::Action{
+            std::move(name), std::move(args), std::move(caller), std::move(reply_tx)};
         EXPECT_TRUE(dispatch_tx_->send(std::move(command)));
         auto reply = co_await reply_rx.recv();
         if (!reply)
