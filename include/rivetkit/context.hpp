@@ -241,7 +241,13 @@ class ActorContext {
     // ErrorException (sqlite/*) when it cannot be opened.
     boost::asio::awaitable<std::shared_ptr<Database>> db() const { return instance_->db(); }
     // The actor's durable queue (see rivetkit/queue.hpp); a view for this call, don't keep it.
-    Queue queue() const { return Queue(instance_->ctx()); }
+    // Views taken in one handler call share its pending completable messages: receiving again
+    // before complete() throws queue/previous_message_not_completed.
+    Queue queue() const {
+        if (!pending_completions_)
+            pending_completions_ = std::make_shared<detail::PendingCompletions>();
+        return Queue(instance_->ctx(), pending_completions_);
+    }
     std::vector<Conn> conns() const { return instance_->conns(); }
 
     // Runs `work` while holding a keep-awake region: the actor does not go to sleep while it is
@@ -296,6 +302,7 @@ class ActorContext {
 
     std::shared_ptr<detail::Instance<State, Vars>> instance_;
     const Request* request_ = nullptr;
+    mutable std::shared_ptr<detail::PendingCompletions> pending_completions_;
     bool touched_ = false;
 };
 

@@ -18,7 +18,8 @@
 //   })
 //
 // Failures throw ErrorException with upstream's codes (queue/full, queue/message_too_large,
-// queue/timed_out, queue/already_completed, queue/complete_not_configured, actor/aborted). A
+// queue/timed_out, queue/already_completed, queue/complete_not_configured,
+// queue/previous_message_not_completed, actor/aborted). A
 // receive waits until a message arrives, the timeout passes (then nullopt / empty) or the actor
 // starts shutting down (actor/aborted; a run handler ending that way is a normal exit). While a
 // run handler waits in a receive, the actor may go to sleep.
@@ -40,6 +41,14 @@ namespace core {
 class ActorContext;
 class QueueMessage;
 }  // namespace core
+
+namespace detail {
+// The completable messages one handler call received and has not completed yet (shared by the
+// Queue views of that call and their messages).
+struct PendingCompletions {
+    std::vector<std::uint64_t> ids;
+};
+}  // namespace detail
 
 struct QueueReceiveOptions {
     std::vector<std::string> names;  // empty: any name
@@ -65,15 +74,21 @@ class QueueMessage {
     // Removes the message and answers a sender waiting with wait=true.
     boost::asio::awaitable<void> complete(Json response = nullptr) const;
 
-    explicit QueueMessage(std::shared_ptr<const core::QueueMessage> core);
+    explicit QueueMessage(std::shared_ptr<const core::QueueMessage> core,
+                          std::shared_ptr<detail::PendingCompletions> pending = nullptr);
 
   private:
     std::shared_ptr<const core::QueueMessage> core_;
+    std::shared_ptr<detail::PendingCompletions> pending_;
 };
 
 class Queue {
   public:
-    explicit Queue(const core::ActorContext& ctx);
+    // `pending`: the call's received-but-not-completed messages (ActorContext::queue() shares
+    // one set between the views of a handler call). While one is pending, a receive throws
+    // queue/previous_message_not_completed, as upstream's runtime does.
+    explicit Queue(const core::ActorContext& ctx,
+                   std::shared_ptr<detail::PendingCompletions> pending = nullptr);
 
     // Enqueues a message; returns its id.
     boost::asio::awaitable<std::uint64_t> send(std::string name, Json body) const;
@@ -93,6 +108,7 @@ class Queue {
 
   private:
     std::shared_ptr<core::ActorContext> ctx_;
+    std::shared_ptr<detail::PendingCompletions> pending_;
 };
 
 }  // namespace rivetkit

@@ -2,6 +2,7 @@
 
 #include "rivetkit/queue.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "base/error.hpp"
@@ -31,16 +32,32 @@ core::QueueReceiveOpts to_core(QueueReceiveOptions opts) {
     return out;
 }
 
-std::vector<QueueMessage> wrap(std::vector<core::QueueMessage> messages) {
+Error previous_message_not_completed() {
+    return Error("queue", "previous_message_not_completed",
+                 "Previous completable queue message is not completed. Call "
+                 "`message.complete(...)` before receiving the next message.")
+        .make_public(400);
+}
+
+std::vector<QueueMessage> wrap(std::vector<core::QueueMessage> messages, bool completable,
+                               const std::shared_ptr<detail::PendingCompletions>& pending) {
     std::vector<QueueMessage> out;
     out.reserve(messages.size());
-    for (auto& m : messages)
-        out.emplace_back(std::make_shared<const core::QueueMessage>(std::move(m)));
+    for (auto& m : messages) {
+        if (completable && pending)
+            pending->ids.push_back(m.id);
+        out.emplace_back(std::make_shared<const core::QueueMessage>(std::move(m)),
+                         completable ? pending : nullptr);
+    }
     return out;
 }
 
-boost::asio::awaitable<std::vector<QueueMessage>> receive(core::ActorQueue queue,
-                                                          core::QueueReceiveOpts opts, bool wait) {
+boost::asio::awaitable<std::vector<QueueMessage>> receive(
+    core::ActorQueue queue, core::QueueReceiveOpts opts, bool wait,
+    std::shared_ptr<detail::PendingCompletions> pending) {
+    if (pending && !pending->ids.empty())
+        throw ErrorException(previous_message_not_completed());
+    const bool completable = opts.completable;
     Result<std::vector<core::QueueMessage>> got = std::vector<core::QueueMessage>{};
     if (wait)
         got = co_await queue.next_batch(std::move(opts));
@@ -48,14 +65,15 @@ boost::asio::awaitable<std::vector<QueueMessage>> receive(core::ActorQueue queue
         got = co_await queue.try_next_batch(std::move(opts));
     if (!got.ok())
         throw ErrorException(std::move(got).error());
-    co_return wrap(std::move(got).value());
+    co_return wrap(std::move(got).value(), completable, pending);
 }
 
-boost::asio::awaitable<std::optional<QueueMessage>> receive_one(core::ActorQueue queue,
-                                                                core::QueueReceiveOpts opts,
-                                                                bool wait) {
+boost::asio::awaitable<std::optional<QueueMessage>> receive_one(
+    core::ActorQueue queue, core::QueueReceiveOpts opts, bool wait,
+    std::shared_ptr<detail::PendingCompletions> pending) {
     opts.count = 1;
-    std::vector<QueueMessage> got = co_await receive(std::move(queue), std::move(opts), wait);
+    std::vector<QueueMessage> got =
+        co_await receive(std::move(queue), std::move(opts), wait, std::move(pending));
     if (got.empty())
         co_return std::nullopt;
     co_return std::optional<QueueMessage>(std::move(got.front()));
@@ -81,17 +99,21 @@ boost::asio::awaitable<Json> enqueue_and_wait_impl(core::ActorQueue queue, std::
 }
 
 boost::asio::awaitable<void> complete_impl(std::shared_ptr<const core::QueueMessage> message,
-                                           std::optional<Bytes> response) {
+                                           std::optional<Bytes> response,
+                                           std::shared_ptr<detail::PendingCompletions> pending) {
     Status done = co_await message->complete(std::move(response));
     if (!done.ok())
         throw ErrorException(std::move(done).error());
+    if (pending)
+        std::erase(pending->ids, message->id);
 }
 
 }  // namespace
 
-QueueMessage::QueueMessage(std::shared_ptr<const core::QueueMessage> core)
+QueueMessage::QueueMessage(std::shared_ptr<const core::QueueMessage> core,
+                           std::shared_ptr<detail::PendingCompletions> pending)
     : id(core->id), name(core->name), body(decode_body(core->body)), created_at(core->created_at),
-      core_(std::move(core)) {}
+      core_(std::move(core)), pending_(std::move(pending)) {}
 
 bool QueueMessage::completable() const noexcept {
     return core_->is_completable();
@@ -101,10 +123,11 @@ boost::asio::awaitable<void> QueueMessage::complete(Json response) const {
     std::optional<Bytes> encoded;
     if (!response.is_null())
         encoded = to_cbor(response);
-    return complete_impl(core_, std::move(encoded));
+    return complete_impl(core_, std::move(encoded), pending_);
 }
 
-Queue::Queue(const core::ActorContext& ctx) : ctx_(std::make_shared<core::ActorContext>(ctx)) {}
+Queue::Queue(const core::ActorContext& ctx, std::shared_ptr<detail::PendingCompletions> pending)
+    : ctx_(std::make_shared<core::ActorContext>(ctx)), pending_(std::move(pending)) {}
 
 boost::asio::awaitable<std::uint64_t> Queue::send(std::string name, Json body) const {
     return send_impl(core::ActorQueue(*ctx_), std::move(name), to_cbor(body));
@@ -119,22 +142,22 @@ boost::asio::awaitable<Json> Queue::enqueue_and_wait(
 }
 
 boost::asio::awaitable<std::optional<QueueMessage>> Queue::next(QueueReceiveOptions opts) const {
-    return receive_one(core::ActorQueue(*ctx_), to_core(std::move(opts)), true);
+    return receive_one(core::ActorQueue(*ctx_), to_core(std::move(opts)), true, pending_);
 }
 
 boost::asio::awaitable<std::vector<QueueMessage>> Queue::next_batch(
     QueueReceiveOptions opts) const {
-    return receive(core::ActorQueue(*ctx_), to_core(std::move(opts)), true);
+    return receive(core::ActorQueue(*ctx_), to_core(std::move(opts)), true, pending_);
 }
 
 boost::asio::awaitable<std::optional<QueueMessage>> Queue::try_next(
     QueueReceiveOptions opts) const {
-    return receive_one(core::ActorQueue(*ctx_), to_core(std::move(opts)), false);
+    return receive_one(core::ActorQueue(*ctx_), to_core(std::move(opts)), false, pending_);
 }
 
 boost::asio::awaitable<std::vector<QueueMessage>> Queue::try_next_batch(
     QueueReceiveOptions opts) const {
-    return receive(core::ActorQueue(*ctx_), to_core(std::move(opts)), false);
+    return receive(core::ActorQueue(*ctx_), to_core(std::move(opts)), false, pending_);
 }
 
 std::uint32_t Queue::size() const {

@@ -158,5 +158,51 @@ TEST(TypedQueue, queue_full_is_a_structured_error_for_the_sender) {
     }());
 }
 
+// As upstream's runtime: within one handler call, a completable message received and not yet
+// completed blocks the next receive (queue/previous_message_not_completed, public 400) on every
+// Queue view of that call; complete() lifts it; a later call sees the uncompleted message again.
+TEST(TypedQueue, a_pending_completable_message_blocks_the_next_receive_of_its_call) {
+    auto actor =
+        Actor<JobsState>()
+            .action("takeTwice",
+                    [](JobsAction& c, bool complete_first) -> Task<Json> {
+                        Queue queue = c.queue();
+                        QueueReceiveOptions opts;
+                        opts.completable = true;
+                        std::optional<QueueMessage> m = co_await queue.try_next(std::move(opts));
+                        if (!m)
+                            co_return nullptr;
+                        if (complete_first)
+                            co_await m->complete();
+                        Queue other_view = c.queue();
+                        try {
+                            std::optional<QueueMessage> again = co_await other_view.try_next();
+                            co_return Json{{"first", m->body},
+                                           {"second", again ? again->body : Json()}};
+                        } catch (const ErrorException& e) {
+                            co_return Json{{"first", m->body},
+                                           {"error", e.error().id()},
+                                           {"public", is_public(e.error())}};
+                        }
+                    });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        CO_ASSERT((co_await h.queue_send("job", Json(1), false, std::nullopt)).ok());
+        CO_ASSERT((co_await h.queue_send("job", Json(2), false, std::nullopt)).ok());
+        auto blocked = co_await h.call("takeTwice", false);
+        CO_ASSERT(blocked.ok());
+        EXPECT_EQ((*blocked)["first"], 1);
+        EXPECT_EQ((*blocked)["error"], "queue/previous_message_not_completed");
+        EXPECT_EQ((*blocked)["public"], true);
+        // The next call sees the uncompleted message again; completing it lets the call go on.
+        auto completed = co_await h.call("takeTwice", true);
+        CO_ASSERT(completed.ok());
+        EXPECT_EQ((*completed)["first"], 1);
+        EXPECT_EQ((*completed)["second"], 2);
+        CO_ASSERT((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 }  // namespace
 }  // namespace rivetkit::api_test

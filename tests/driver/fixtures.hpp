@@ -21,5 +21,7 @@ void use_hook_fixtures(Registry& registry);
 void use_http_fixtures(Registry& registry);
 // conn-state.ts, conn-preflight-visibility.ts, scheduled.ts
 void use_conn_fixtures(Registry& registry);
+// queue.ts, scheduled-db.ts
+void use_queue_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver
