@@ -112,6 +112,29 @@ TEST(InspectorHttp, PatchActionSummaryAndWorkflowRoutesOnATypedActor) {
               json({{"otlp", json::array()}, {"clamped", false}}));
     EXPECT_EQ(inspector("GET", "nope").status, 404u);
 
+    // The queue: POST injects a message as a sender would (its id as a string), DELETE clears it;
+    // an empty name or a body that is not JSON is refused with 400 invalid_request.
+    auto injected = inspector("POST", "queue", R"({"name":"greeting","body":{"hello":"world"}})");
+    ASSERT_EQ(injected.status, 200u) << injected.body;
+    const json message = body_of(injected);
+    EXPECT_TRUE(message["id"].is_string()) << injected.body;
+    EXPECT_EQ(message["name"], "greeting");
+    EXPECT_TRUE(message["createdAtMs"].is_number());
+    ASSERT_EQ(inspector("POST", "queue", R"({"name":"greeting"})").status, 200u);
+    auto listed = body_of(inspector("GET", "queue"));
+    EXPECT_EQ(listed["size"], 2) << listed.dump();
+    EXPECT_EQ(listed["messages"][0]["id"].dump(), message["id"].get<std::string>());
+    auto empty_name = inspector("POST", "queue", R"({"name":"","body":1})");
+    EXPECT_EQ(empty_name.status, 400u) << empty_name.body;
+    EXPECT_EQ(body_of(empty_name)["code"], "invalid_request");
+    auto not_json = inspector("POST", "queue", "{nope");
+    EXPECT_EQ(not_json.status, 400u) << not_json.body;
+    EXPECT_EQ(body_of(not_json)["code"], "invalid_request");
+    auto cleared = inspector("DELETE", "queue");
+    ASSERT_EQ(cleared.status, 200u) << cleared.body;
+    EXPECT_EQ(body_of(cleared), json::object());
+    EXPECT_EQ(body_of(inspector("GET", "queue"))["size"], 0);
+
     // The patched state is what the actor saved: it wakes with it.
     ASSERT_EQ(action("goToSleep", json::array()).status, 200u);
     ASSERT_TRUE(host.wait_actor(actor_id, false)) << "the actor did not sleep";

@@ -62,6 +62,8 @@ int main() {
     driver::use_http_fixtures(registry);
     driver::use_conn_fixtures(registry);
     driver::use_queue_fixtures(registry);
+    driver::use_sleep_fixtures(registry);
+    driver::use_lifecycle_fixtures(registry);
 
     // Signals are taken by this thread only (the host's threads inherit the mask).
     sigset_t stop_signals;

@@ -48,3 +48,35 @@ inline std::string string_field(const Json& object, const char* field, std::stri
 }
 
 }  // namespace rivetkit::driver
+
+#include "core/actor/context.hpp"
+#include "rivetkit/client.hpp"
+
+namespace rivetkit::driver {
+
+// JavaScript's `await new Promise(r => setTimeout(r, ms))`: a delay the actor's abort signal does
+// not cut short (ActorContext::sleep_for returns early once the actor starts stopping).
+template <typename Context>
+boost::asio::awaitable<void> plain_delay(const Context& c, std::chrono::milliseconds ms) {
+    co_await c.core_context().clock().sleep_for(ms);
+}
+
+// `c.client().<name>.getOrCreate(key).<action>(...args)` through the engine.
+inline boost::asio::awaitable<Json> call_actor(std::string name, std::vector<std::string> key,
+                                               std::string action, Json args) {
+    std::unique_ptr<client::Client> peers = co_await client::actor_client();
+    client::ActorHandle handle = peers->get_or_create(std::move(name), std::move(key));
+    Result<Json> out = co_await handle.action_async(std::move(action), std::move(args));
+    if (!out.ok())
+        throw ErrorException(std::move(out).error());
+    co_return std::move(out).value();
+}
+
+inline std::string join_key(const std::vector<std::string>& key) {
+    std::string out;
+    for (std::size_t i = 0; i < key.size(); ++i)
+        out += (i == 0 ? "" : "/") + key[i];
+    return out;
+}
+
+}  // namespace rivetkit::driver

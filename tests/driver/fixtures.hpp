@@ -23,5 +23,9 @@ void use_http_fixtures(Registry& registry);
 void use_conn_fixtures(Registry& registry);
 // queue.ts, scheduled-db.ts
 void use_queue_fixtures(Registry& registry);
+// sleep.ts
+void use_sleep_fixtures(Registry& registry);
+// start-stop-race.ts, run.ts, destroy.ts
+void use_lifecycle_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

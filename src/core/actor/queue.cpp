@@ -549,6 +549,30 @@ Task<Result<std::vector<QueueMessage>>> ActorQueue::try_next_batch(QueueReceiveO
     return try_batch_impl(ctx_, std::move(opts));
 }
 
+Task<Status> ActorQueue::reset() const {
+    ActorContext ctx = ctx_;
+    Status loaded = co_await ensure_loaded(ctx);
+    if (!loaded.ok())
+        co_return loaded;
+    auto q = state_of(ctx);
+    auto kept = std::exchange(q->messages, {});
+    std::vector<std::uint64_t> ids;
+    ids.reserve(kept.size());
+    for (const auto& [id, stored] : kept)
+        ids.push_back(id);
+    Status persisted = co_await persist_removal(ctx, q, std::move(ids));
+    if (!persisted.ok()) {
+        q->messages.merge(kept);
+        log::warn("failed to reset the queue",
+                  {{"actor_id", ctx.actor_id()}, {"error", persisted.error().to_string()}});
+        co_return persisted;
+    }
+    // Dropping a waiter's sender answers its sender with completion_waiter_dropped.
+    q->waiters.clear();
+    record_depth(ctx, *q);
+    co_return Status{};
+}
+
 Task<Result<std::vector<QueueMessage>>> ActorQueue::inspect_messages() const {
     return inspect_impl(ctx_);
 }

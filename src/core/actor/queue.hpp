@@ -100,6 +100,10 @@ class ActorQueue {
     Task<Result<std::vector<QueueMessage>>> try_next_batch(QueueReceiveOpts opts) const;
     // Every message in FIFO order, nothing removed.
     Task<Result<std::vector<QueueMessage>>> inspect_messages() const;
+    // Removes every message (the inspector's DELETE /inspector/queue); senders still waiting for
+    // a completion are answered with queue/completion_waiter_dropped. On a storage failure
+    // nothing is removed.
+    Task<Status> reset() const;
 
     std::uint32_t max_size() const noexcept { return ctx_.config().max_queue_size; }
     // Messages in the queue (0 before the queue was first used in this generation).

@@ -8,6 +8,8 @@
 // grace completion; at the grace deadline it is aborted. Once teardown started, new work is
 // refused: the future is destroyed unstarted (its captured state's destructors run at once).
 
+#include <boost/system/system_error.hpp>
+
 #include "base/log.hpp"
 #include "core/actor/context.hpp"
 #include "runtime/select.hpp"
@@ -64,10 +66,22 @@ boost::asio::awaitable<void> run_tracked_work(WeakActorContext weak, std::uint64
                                               std::optional<WorkRegion> region) {
     try {
         co_await std::move(body);
-    } catch (const std::exception& e) {
-        // An abort (teardown, grace deadline) lands here too; the frame is finishing either way.
+    } catch (const boost::system::system_error& e) {
+        // An abort (teardown, grace deadline) lands here: the frame is finishing either way.
         log::debug("actor tracked work ended by exception",
                    {{"kind", kind}, {"error", std::string_view(e.what())}});
+    } catch (const std::exception& e) {
+        // The user's work failed (upstream's rejected waitUntil promise): say so, with the actor.
+        std::string actor_id;
+        if (auto ctx = weak.upgrade())
+            actor_id = ctx->actor_id();
+        if (kind == "wait_until")
+            log::warn("actor wait_until promise rejected",
+                      {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
+        else
+            log::warn("actor tracked work failed", {{"actor_id", actor_id},
+                                                    {"kind", kind},
+                                                    {"error", std::string_view(e.what())}});
     }
     region.reset();
     if (auto ctx = weak.upgrade()) {

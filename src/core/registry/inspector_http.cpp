@@ -66,6 +66,8 @@ envoy::HttpResponse error_json(const Error& e) {
     std::uint16_t status = 500;
     if (e.is("database", "not_enabled") || e.code() == "invalid_request")
         status = 400;
+    else if (is_public(e))
+        status = static_cast<std::uint16_t>(public_http_status(e));
     return json_response(status, fmt::format(R"({{"group":{},"code":{},"message":{},"metadata":{}}})",
                                              json_quote(e.group()), json_quote(e.code()),
                                              json_quote(e.message()),
@@ -244,6 +246,40 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
             200, fmt::format(R"({{"size":{},"maxSize":{},"truncated":{},"messages":[{}]}})",
                              messages->size(), queue.max_size(),
                              messages->size() > *limit ? "true" : "false", list));
+    }
+    if (request.method == "DELETE" && route.segment == "queue") {
+        // Upstream's DELETE /inspector/queue: every message removed; {}.
+        ActorQueue queue(ctx);
+        Status reset = co_await queue.reset();
+        if (!reset.ok())
+            co_return error_json(reset.error());
+        co_return json_response(200, "{}");
+    }
+    if (request.method == "POST" && route.segment == "queue") {
+        // Upstream's POST /inspector/queue {"name", "body"?}: enqueues a message as a sender
+        // would; {"id" (a string), "name", "createdAtMs"}.
+        using nlohmann::json;
+        json root = json::parse(request.body.begin(), request.body.end(), nullptr, false);
+        if (root.is_discarded() || !root.is_object())
+            co_return invalid_request("Invalid inspector JSON body");
+        auto name_member = root.find("name");
+        if (name_member != root.end() && !name_member->is_null() && !name_member->is_string())
+            co_return invalid_request("Invalid inspector request `name`: must be a string");
+        const std::string name = name_member != root.end() && name_member->is_string()
+                                     ? name_member->get<std::string>()
+                                     : std::string();
+        if (name.empty())
+            co_return invalid_request("Queue message name must not be empty");
+        auto body = json_member_as_cbor(request.body, "body", "null", false);
+        if (!body.ok())
+            co_return error_json(body.error());
+        ActorQueue queue(ctx);
+        auto sent = co_await queue.send(name, std::move(body).value());
+        if (!sent.ok())
+            co_return error_json(sent.error());
+        co_return json_response(200, fmt::format(R"({{"id":{},"name":{},"createdAtMs":{}}})",
+                                                 json_quote(std::to_string(sent->id)),
+                                                 json_quote(sent->name), sent->created_at));
     }
     const std::string_view segment = std::string_view(route.segment).substr(0, route.segment.find('?'));
     if (request.method == "GET" && segment == "database/schema") {
