@@ -14,6 +14,7 @@
 
 #include "base/bytes.hpp"
 #include "core/actor/messages.hpp"
+#include "rivetkit/context.hpp"
 #include "rivetkit/value.hpp"
 
 namespace rivetkit {
@@ -57,6 +58,9 @@ struct Response {
 struct WebSocketMessage {
     Bytes data;
     bool binary = false;
+    // On a hibernatable socket, the gateway's index of this message (upstream's
+    // `event.rivetMessageIndex`); none on a socket that cannot hibernate.
+    std::optional<std::uint16_t> index;
 
     std::string_view text() const {
         return {reinterpret_cast<const char*>(data.data()), data.size()};
@@ -67,7 +71,15 @@ struct WebSocketMessage {
 // actions. Sends and closes after the close are ignored.
 class WebSocket {
   public:
-    explicit WebSocket(std::shared_ptr<core::RawWebSocket> socket) : socket_(std::move(socket)) {}
+    explicit WebSocket(std::shared_ptr<core::RawWebSocket> socket,
+                       std::optional<core::ConnHandle> conn = std::nullopt)
+        : socket_(std::move(socket)), conn_(std::move(conn)) {}
+
+    // The connection this socket is (upstream's `c.conn` in onWebSocket): its id, and state that
+    // a hibernatable socket keeps across a sleep.
+    std::optional<Conn> conn() const {
+        return conn_ ? std::optional<Conn>(Conn(*conn_)) : std::nullopt;
+    }
 
     void send_text(std::string_view text) const { socket_->send_text(text); }
     void send_binary(BytesView data) const { socket_->send(Bytes(data.begin(), data.end()), true); }
@@ -81,7 +93,7 @@ class WebSocket {
         auto message = co_await socket->recv();
         if (!message)
             co_return std::nullopt;
-        co_return WebSocketMessage{std::move(message->data), message->binary};
+        co_return WebSocketMessage{std::move(message->data), message->binary, message->index};
     }
     bool closed() const noexcept { return socket_->closed(); }
     // The peer's close frame, once recv() returned nullopt (none when the transport just ended).
@@ -96,6 +108,7 @@ class WebSocket {
 
   private:
     std::shared_ptr<core::RawWebSocket> socket_;
+    std::optional<core::ConnHandle> conn_;
 };
 
 }  // namespace rivetkit

@@ -325,8 +325,8 @@ class Loop {
             if (e.request)
                 upgrade = Request{std::move(e.request->method), std::move(e.request->path),
                                   std::move(e.request->headers), std::move(e.request->body)};
-            start(ctx(), run_websocket(def_, inst_, WebSocket(e.socket), std::move(upgrade),
-                                       accept));
+            start(ctx(), run_websocket(def_, inst_, WebSocket(e.socket, e.conn),
+                                       std::move(upgrade), accept));
             if (!accept->answered()) {
                 // The hook suspended: the socket is its now.
                 accept->send(Status{});

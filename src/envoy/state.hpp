@@ -129,6 +129,10 @@ struct WsStream {
     std::shared_ptr<WebSocketListener> listener;
     // Messages that arrived before the listener was attached.
     std::deque<WebSocketMessage> early;
+    // Until the gateway is told the socket is open (the listener accepted it), what the actor
+    // sends waits here (a welcome sent from the open hook), then follows the open in order.
+    bool awaiting_open = false;
+    std::vector<std::pair<Bytes, bool>> pending_out;
     std::uint16_t next_out_index = 0;
     std::optional<std::uint16_t> last_in_index;
     // The last index acked to the gateway; a hibernating socket resumes from here.

@@ -77,6 +77,9 @@ asio::awaitable<void> run_open(std::shared_ptr<EnvoyState> st, std::shared_ptr<W
     ws->listener = std::move(*accepted);
     send_ws(*st, *ws,
             proto::ToRivetTunnelMessageKind{proto::ToRivetWebSocketOpen{ws->can_hibernate}});
+    ws->awaiting_open = false;
+    for (auto& [data, binary] : std::exchange(ws->pending_out, {}))
+        send_websocket_frame(*st, ws->id, std::move(data), binary);
     while (!ws->early.empty() && ws->listener) {
         auto m = std::move(ws->early.front());
         ws->early.pop_front();
@@ -107,6 +110,7 @@ void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen ope
                           false};
     ws->can_hibernate = st.callbacks && st.callbacks->can_hibernate(request);
     request.can_hibernate = ws->can_hibernate;
+    ws->awaiting_open = true;
     st.websockets[id.key()] = ws;
     st.tasks.spawn(st.executor, run_open(st.shared_from_this(), ws, std::move(request)));
 }
@@ -178,6 +182,10 @@ void send_websocket_frame(EnvoyState& st, const TunnelId& id, Bytes data, bool b
     auto it = st.websockets.find(id.key());
     if (it == st.websockets.end() || it->second->hibernating)
         return;
+    if (it->second->awaiting_open) {
+        it->second->pending_out.emplace_back(std::move(data), binary);
+        return;
+    }
     const std::size_t limit = st.config.websocket_backlog_limit_bytes;
     if (limit > 0 && it->second->backlog->bytes + data.size() > limit) {
         // A reader slower than its writer (or an engine that stopped reading): rather than hold

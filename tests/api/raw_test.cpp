@@ -116,9 +116,11 @@ struct FakeSocket {
             std::move(rx));
     }
     void text(std::string s) const {
-        inbound->send(core::RawWebSocket::Message{Bytes(s.begin(), s.end()), false});
+        inbound->send(core::RawWebSocket::Message{Bytes(s.begin(), s.end()), false, std::nullopt});
     }
-    void binary(Bytes b) const { inbound->send(core::RawWebSocket::Message{std::move(b), true}); }
+    void binary(Bytes b) const {
+        inbound->send(core::RawWebSocket::Message{std::move(b), true, std::nullopt});
+    }
     void peer_close(std::uint16_t code) const {
         inbound->send(core::RawWebSocket::Close{code, "peer"});
     }
@@ -335,25 +337,23 @@ TEST(TypedStateChange, mutating_state_inside_it_is_refused_and_throws_are_logged
     auto seen = std::make_shared<Seen>();
     auto actor =
         Actor<RawState, std::vector<std::int64_t>>()
-            .on_state_change([seen](ActorContext<RawState, std::vector<std::int64_t>>& c,
-                                    const RawState& s) {
-                ++seen->calls;
-                c.vars().push_back(s.hits);
-                try {
-                    c.state().seen.push_back("observed " + std::to_string(s.hits));
-                } catch (const ErrorException& e) {
-                    seen->refusals.push_back(e.error().id());
-                }
-                if (s.hits == 13)
-                    throw std::runtime_error("unlucky");
-            })
+            .on_state_change(
+                [seen](ActorContext<RawState, std::vector<std::int64_t>>& c, const RawState& s) {
+                    ++seen->calls;
+                    c.vars().push_back(s.hits);
+                    try {
+                        c.state().seen.push_back("observed " + std::to_string(s.hits));
+                    } catch (const ErrorException& e) {
+                        seen->refusals.push_back(e.error().id());
+                    }
+                    if (s.hits == 13)
+                        throw std::runtime_error("unlucky");
+                })
             .action("set", [](ActionContext<RawState, std::vector<std::int64_t>>& c,
                               std::int64_t v) { c.state().hits = v; })
-            .action("get",
-                    [](ActionContext<RawState, std::vector<std::int64_t>>& c) {
-                        return Json{{"state", Json(std::as_const(c).state())},
-                                    {"vars", Json(c.vars())}};
-                    });
+            .action("get", [](ActionContext<RawState, std::vector<std::int64_t>>& c) {
+                return Json{{"state", Json(std::as_const(c).state())}, {"vars", Json(c.vars())}};
+            });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());

@@ -64,6 +64,7 @@ int main() {
     driver::use_queue_fixtures(registry);
     driver::use_sleep_fixtures(registry);
     driver::use_lifecycle_fixtures(registry);
+    driver::use_raw_ws_fixtures(registry);
 
     // Signals are taken by this thread only (the host's threads inherit the mask).
     sigset_t stop_signals;

@@ -27,5 +27,7 @@ void use_queue_fixtures(Registry& registry);
 void use_sleep_fixtures(Registry& registry);
 // start-stop-race.ts, run.ts, destroy.ts
 void use_lifecycle_fixtures(Registry& registry);
+// raw-websocket.ts
+void use_raw_ws_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

@@ -116,6 +116,8 @@ class RawWebSocket {
     struct Message {
         Bytes data;
         bool binary = false;
+        // A hibernatable socket's message index (the gateway's numbering); none otherwise.
+        std::optional<std::uint16_t> index;
     };
     struct Close {
         std::optional<std::uint16_t> code;
