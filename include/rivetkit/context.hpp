@@ -48,6 +48,9 @@ class Conn {
     explicit Conn(core::ConnHandle handle) : handle_(std::move(handle)) {}
 
     const std::string& id() const noexcept { return handle_.id(); }
+    // An actor-connect WebSocket (or a raw socket of an actor that lets them hibernate): kept
+    // across a sleep. HTTP callers' connections are not.
+    bool is_hibernatable() const noexcept { return handle_.is_hibernatable(); }
     // The params the client connected with; null when it sent none. Throws ErrorException
     // (actor/invalid_request) when they are not valid CBOR.
     Json params() const;

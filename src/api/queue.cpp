@@ -17,8 +17,8 @@ Json decode_body(const Bytes& cbor) {
         return nullptr;
     auto value = from_cbor(cbor);
     if (!value.ok())
-        throw ErrorException(
-            errors::protocol_invalid_persisted_data("queue message body: " + value.error().message()));
+        throw ErrorException(errors::protocol_invalid_persisted_data("queue message body: " +
+                                                                     value.error().message()));
     return std::move(value).value();
 }
 
@@ -112,8 +112,12 @@ boost::asio::awaitable<void> complete_impl(std::shared_ptr<const core::QueueMess
 
 QueueMessage::QueueMessage(std::shared_ptr<const core::QueueMessage> core,
                            std::shared_ptr<detail::PendingCompletions> pending)
-    : id(core->id), name(core->name), body(decode_body(core->body)), created_at(core->created_at),
-      core_(std::move(core)), pending_(std::move(pending)) {}
+    : id(core->id),
+      name(core->name),
+      body(decode_body(core->body)),
+      created_at(core->created_at),
+      core_(std::move(core)),
+      pending_(std::move(pending)) {}
 
 bool QueueMessage::completable() const noexcept {
     return core_->is_completable();

@@ -102,6 +102,8 @@ asio::awaitable<void> run_actor_start(std::shared_ptr<EnvoyState> st, ActorKey k
     push_event(
         *st, key,
         proto::Event{proto::EventActorStateUpdate{proto::ActorState{proto::ActorStateRunning{}}}});
+    if (auto intent = std::exchange(entry->deferred_intent, std::nullopt))
+        push_event(*st, key, proto::Event{proto::EventActorIntent{std::move(*intent)}});
     restore_hibernating_websockets(*st, key, hibernating);
 }
 
@@ -169,8 +171,8 @@ void stop_actor(EnvoyState& st, const ActorKey& key, StopReason reason) {
         return;
     entry->phase = ActorPhase::stopping;
     log::debug("actor stopping", {{"actor_id", key.actor_id},
-                                 {"generation", key.generation},
-                                 {"reason", to_string(reason)}});
+                                  {"generation", key.generation},
+                                  {"reason", to_string(reason)}});
     st.tasks.spawn(st.executor, run_actor_stop(st.shared_from_this(), key, entry, reason));
 }
 

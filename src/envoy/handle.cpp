@@ -115,8 +115,16 @@ void push_intent(detail::EnvoyState& st, const std::string& actor_id,
         log::warn("intent for unknown actor ignored", {{"actor_id", actor_id}});
         return;
     }
-    // The engine ignores intents unless the actor is running; so does upstream's client.
-    if (st.actors.at(*key)->phase != detail::ActorPhase::running)
+    // The engine ignores intents unless the actor is running: one asked for while starting
+    // waits for Running (destroy over sleep); one while stopping is moot.
+    auto& entry = *st.actors.at(*key);
+    if (entry.phase == detail::ActorPhase::starting) {
+        const bool destroy = std::holds_alternative<proto::ActorIntentStop>(intent.value);
+        if (destroy || !entry.deferred_intent)
+            entry.deferred_intent = std::move(intent);
+        return;
+    }
+    if (entry.phase != detail::ActorPhase::running)
         return;
     detail::push_event(st, *key, proto::Event{proto::EventActorIntent{std::move(intent)}});
 }

@@ -55,6 +55,10 @@ struct ActorEntry {
     // Hibernating WebSockets the engine listed in StartActor: live for this generation even when
     // this process never saw them open.
     std::vector<TunnelId> listed_hibernating;
+    // A sleep or destroy the actor asked for while starting (from its run handler, say): the
+    // engine ignores intents of an actor not yet running, so it is sent right after Running.
+    // Destroy wins over sleep.
+    std::optional<proto::ActorIntent> deferred_intent;
 };
 
 struct EventHistory {

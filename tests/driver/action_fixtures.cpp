@@ -72,70 +72,70 @@ void use_action_type_actors(Registry& registry) {
                                              {"timestamp", c.now_ms()}};
                              })
                      .action("reset", [](Act& c) { c.state()["value"] = 0; }));
-    registry.use(
-        "asyncActionActor",
-        JsonActor()
-            .state(Json{{"value", 0}, {"data", nullptr}})
-            .action("delayedIncrement",
-                    [](Act& c, std::optional<Json> amount) -> Task {
-                        co_await c.sleep_for(0ms);
-                        c.state()["value"] = add(c.state()["value"], amount_or_one(amount));
-                        co_return c.state()["value"];
-                    })
-            .action("fetchData",
-                    [](Act& c, Json id) -> Task {
-                        co_await c.sleep_for(0ms);
-                        Json data{{"id", id}, {"timestamp", c.now_ms()}};
-                        c.state()["data"] = data;
-                        co_return data;
-                    })
-            .action("asyncWithError", [](Act& c, bool should_error) -> Task {
-                co_await c.sleep_for(0ms);
-                if (should_error)
-                    throw UserError("user_error", "Intentional error");
-                co_return "Success";
-            }));
-    // Actions on one actor run concurrently: a coroutine action yields while it waits.
-    registry.use("concurrentActionActor",
+    registry.use("asyncActionActor",
                  JsonActor()
-                     .state(Json{{"events", Json::array()}})
-                     .action("runWithDelay",
-                             [](Act& c, std::string label, std::int64_t delay_ms) -> Task {
-                                 c.state()["events"].push_back("start:" + label);
-                                 co_await c.sleep_for(std::chrono::milliseconds(delay_ms));
-                                 c.state()["events"].push_back("finish:" + label);
-                                 co_return label;
+                     .state(Json{{"value", 0}, {"data", nullptr}})
+                     .action("delayedIncrement",
+                             [](Act& c, std::optional<Json> amount) -> Task {
+                                 co_await c.sleep_for(0ms);
+                                 c.state()["value"] =
+                                     add(c.state()["value"], amount_or_one(amount));
+                                 co_return c.state()["value"];
                              })
-                     .action("getEvents", [](Act& c) { return std::as_const(c).state()["events"]; }));
+                     .action("fetchData",
+                             [](Act& c, Json id) -> Task {
+                                 co_await c.sleep_for(0ms);
+                                 Json data{{"id", id}, {"timestamp", c.now_ms()}};
+                                 c.state()["data"] = data;
+                                 co_return data;
+                             })
+                     .action("asyncWithError", [](Act& c, bool should_error) -> Task {
+                         co_await c.sleep_for(0ms);
+                         if (should_error)
+                             throw UserError("user_error", "Intentional error");
+                         co_return "Success";
+                     }));
+    // Actions on one actor run concurrently: a coroutine action yields while it waits.
+    registry.use(
+        "concurrentActionActor",
+        JsonActor()
+            .state(Json{{"events", Json::array()}})
+            .action("runWithDelay",
+                    [](Act& c, std::string label, std::int64_t delay_ms) -> Task {
+                        c.state()["events"].push_back("start:" + label);
+                        co_await c.sleep_for(std::chrono::milliseconds(delay_ms));
+                        c.state()["events"].push_back("finish:" + label);
+                        co_return label;
+                    })
+            .action("getEvents", [](Act& c) { return std::as_const(c).state()["events"]; }));
     // Dotted action names; `calculator.add` takes a number (the typed parameter is its schema:
     // anything else answers actor/validation_error).
-    registry.use("nestedActionActor",
-                 JsonActor()
-                     .state(Json{{"total", 0}})
-                     .action("calculator.add",
-                             [](Act& c, double amount) {
-                                 c.state()["total"] = add(c.state()["total"], Json(amount));
-                                 return c.state()["total"];
-                             })
-                     .action("calculator.read",
-                             [](Act& c) { return std::as_const(c).state()["total"]; }));
-    registry.use("promiseActor",
-                 JsonActor()
-                     .state(Json{{"results", Json::array()}})
-                     .action("resolvedPromise",
-                             [](Act&) -> Task { co_return "resolved value"; })
-                     .action("delayedPromise",
-                             [](Act& c) -> Task {
-                                 c.state()["results"].push_back("delayed");
-                                 co_return "delayed value";
-                             })
-                     .action("rejectedPromise",
-                             [](Act&) -> Task {
-                                 throw UserError("user_error", "promised rejection");
-                                 co_return nullptr;
-                             })
-                     .action("getResults",
-                             [](Act& c) { return std::as_const(c).state()["results"]; }));
+    registry.use(
+        "nestedActionActor",
+        JsonActor()
+            .state(Json{{"total", 0}})
+            .action("calculator.add",
+                    [](Act& c, double amount) {
+                        c.state()["total"] = add(c.state()["total"], Json(amount));
+                        return c.state()["total"];
+                    })
+            .action("calculator.read", [](Act& c) { return std::as_const(c).state()["total"]; }));
+    registry.use(
+        "promiseActor",
+        JsonActor()
+            .state(Json{{"results", Json::array()}})
+            .action("resolvedPromise", [](Act&) -> Task { co_return "resolved value"; })
+            .action("delayedPromise",
+                    [](Act& c) -> Task {
+                        c.state()["results"].push_back("delayed");
+                        co_return "delayed value";
+                    })
+            .action("rejectedPromise",
+                    [](Act&) -> Task {
+                        throw UserError("user_error", "promised rejection");
+                        co_return nullptr;
+                    })
+            .action("getResults", [](Act& c) { return std::as_const(c).state()["results"]; }));
 }
 
 Json process_large_request(const Json& data) {
@@ -148,7 +148,8 @@ Json process_large_request(const Json& data) {
 Json large_response(std::int64_t count) {
     Json items = Json::array();
     for (std::int64_t i = 0; i < count; ++i)
-        items.push_back("Item " + std::to_string(i) + " with some additional text to increase size");
+        items.push_back("Item " + std::to_string(i) +
+                        " with some additional text to increase size");
     return Json{{"items", std::move(items)}};
 }
 
@@ -164,7 +165,9 @@ void use_payload_actors(Registry& registry) {
     registry.use("largePayloadConnActor",
                  JsonActor()
                      .state(Json::object())
-                     .create_conn_state([](Ctx&) { return Json{{"lastRequestSize", 0}}; })
+                     .create_conn_state([](Ctx&) {
+                         return Json{{"lastRequestSize", 0}};
+                     })
                      .action("processLargeRequest",
                              [](Act& c, Json data) {
                                  if (c.conn()) {
@@ -199,8 +202,7 @@ void use_error_actors(Registry& registry) {
             .action("throwInternalError",
                     [](Act&) -> Json { throw std::runtime_error("This is an internal error"); })
             .action("successfulAction", [](Act&) { return "success"; })
-            .action("timeoutAction",
-                    waits_then(10s, "This should not be reached if timeout works"))
+            .action("timeoutAction", waits_then(10s, "This should not be reached if timeout works"))
             .action("delayedAction",
                     [](Act& c, std::int64_t delay_ms) -> Task {
                         co_await c.sleep_for(std::chrono::milliseconds(delay_ms));

@@ -38,7 +38,9 @@ JsonActor counter() {
 JsonActor counter_with_lifecycle() {
     return JsonActor()
         .state(Json{{"count", 0}, {"events", Json::array()}})
-        .create_conn_state([](Ctx& c, Json) { return Json{{"joinTime", c.now_ms()}}; })
+        .create_conn_state([](Ctx& c, Json) {
+            return Json{{"joinTime", c.now_ms()}};
+        })
         .on_wake([](Ctx& c) { c.state()["events"].push_back("onWake"); })
         .on_before_connect([](Ctx& c, Json params) {
             if (truthy_field(params, "trackLifecycle"))
@@ -76,8 +78,7 @@ JsonActor counter_with_params() {
                     c.broadcast("newCount", Json{{"count", c.state()["count"]}, {"by", by}});
                     return c.state()["count"];
                 })
-        .action("getInitializers",
-                [](Act& c) { return std::as_const(c).state()["initializers"]; });
+        .action("getInitializers", [](Act& c) { return std::as_const(c).state()["initializers"]; });
 }
 
 // State from the creation input; absent fields stand for JavaScript's undefined.
@@ -143,15 +144,14 @@ JsonActor kv_actor() {
                     auto entries = (co_await c.kv().list_prefix(to_bytes(prefix))).value();
                     co_return text_entries(entries);
                 })
-        .action("listTextRange",
-                [](Act& c, std::string start, std::string end,
-                   std::optional<Json> options) -> Task {
-                    auto entries = (co_await c.kv().list_range(
-                                        to_bytes(start), to_bytes(end),
-                                        list_options(options.value_or(Json()))))
-                                       .value();
-                    co_return text_entries(entries);
-                })
+        .action(
+            "listTextRange",
+            [](Act& c, std::string start, std::string end, std::optional<Json> options) -> Task {
+                auto entries = (co_await c.kv().list_range(to_bytes(start), to_bytes(end),
+                                                           list_options(options.value_or(Json()))))
+                                   .value();
+                co_return text_entries(entries);
+            })
         .action("deleteTextRange",
                 [](Act& c, std::string start, std::string end) -> Task {
                     (co_await c.kv().delete_range(to_bytes(start), to_bytes(end))).value();
@@ -203,17 +203,17 @@ JsonActor metadata_actor() {
                 })
         .action("getTags", [](Act& c) { return std::as_const(c).state()["storedTags"]; })
         .action("getRegion", [](Act& c) { return std::as_const(c).state()["storedRegion"]; })
-        .action("getStoredActorName",
-                [](Act& c) { return std::as_const(c).state()["actorName"]; })
-        .action("getLastMetadata",
-                [](Act& c) { return std::as_const(c).state()["lastMetadata"]; });
+        .action("getStoredActorName", [](Act& c) { return std::as_const(c).state()["actorName"]; })
+        .action("getLastMetadata", [](Act& c) { return std::as_const(c).state()["lastMetadata"]; });
 }
 
 // vars.ts: five actors with state {value: 0}, conn state {hello: "world"} and their vars.
 JsonActor vars_base() {
     return JsonActor()
         .state(Json{{"value", 0}})
-        .create_conn_state([](Ctx&) { return Json{{"hello", "world"}}; })
+        .create_conn_state([](Ctx&) {
+            return Json{{"hello", "world"}};
+        })
         .action("getVars", [](Act& c) { return c.vars(); });
 }
 
@@ -223,37 +223,39 @@ double random_unit() {
 }
 
 void use_vars_actors(Registry& registry) {
-    registry.use("staticVarActor",
-                 vars_base()
-                     .create_vars([] { return Json{{"counter", 42}, {"name", "test-actor"}}; })
-                     .action("getName", [](Act& c) { return c.vars()["name"]; }));
-    registry.use("nestedVarActor",
-                 vars_base()
-                     .create_vars([] {
-                         return Json{{"counter", 42},
-                                     {"nested",
-                                      {{"value", "original"},
-                                       {"array", {1, 2, 3}},
-                                       {"obj", {{"key", "value"}}}}}};
-                     })
-                     .action("modifyNested", [](Act& c) {
-                         Json& nested = c.vars()["nested"];
-                         nested["value"] = "modified";
-                         nested["array"].push_back(4);
-                         nested["obj"]["key"] = "new-value";
-                         return c.vars();
-                     }));
+    registry.use("staticVarActor", vars_base()
+                                       .create_vars([] {
+                                           return Json{{"counter", 42}, {"name", "test-actor"}};
+                                       })
+                                       .action("getName", [](Act& c) { return c.vars()["name"]; }));
+    registry.use(
+        "nestedVarActor",
+        vars_base()
+            .create_vars([] {
+                return Json{
+                    {"counter", 42},
+                    {"nested",
+                     {{"value", "original"}, {"array", {1, 2, 3}}, {"obj", {{"key", "value"}}}}}};
+            })
+            .action("modifyNested", [](Act& c) {
+                Json& nested = c.vars()["nested"];
+                nested["value"] = "modified";
+                nested["array"].push_back(4);
+                nested["obj"]["key"] = "new-value";
+                return c.vars();
+            }));
     registry.use("dynamicVarActor", vars_base().create_vars([] {
-        return Json{{"random", random_unit()},
-                    {"computed",
-                     "Actor-" + std::to_string(static_cast<int>(random_unit() * 1000))}};
+        return Json{
+            {"random", random_unit()},
+            {"computed", "Actor-" + std::to_string(static_cast<int>(random_unit() * 1000))}};
     }));
     registry.use("uniqueVarActor", vars_base().create_vars([] {
         return Json{{"id", static_cast<std::int64_t>(random_unit() * 1000000)}};
     }));
     // The TypeScript host's driver context has no isTest flag either.
-    registry.use("driverCtxActor",
-                 vars_base().create_vars([] { return Json{{"hasDriverCtx", false}}; }));
+    registry.use("driverCtxActor", vars_base().create_vars([] {
+        return Json{{"hasDriverCtx", false}};
+    }));
 }
 
 }  // namespace

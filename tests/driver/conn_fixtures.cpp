@@ -244,9 +244,8 @@ JsonActor scheduled_actor() {
                     return true;
                 })
         .action("onScheduledTask", [](Act& c) { scheduled_run(c, "scheduled", std::nullopt); })
-        .action("onScheduledTaskWithId", [](Act& c, std::string task_id) {
-            scheduled_run(c, "scheduledWithId", task_id);
-        });
+        .action("onScheduledTaskWithId",
+                [](Act& c, std::string task_id) { scheduled_run(c, "scheduledWithId", task_id); });
 }
 
 }  // namespace

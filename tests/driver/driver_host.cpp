@@ -19,13 +19,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <string>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "base/log.hpp"
-#include "rivetkit/error.hpp"
 #include "fixtures.hpp"
+#include "rivetkit/error.hpp"
 #include "rivetkit/registry.hpp"
 
 namespace {
@@ -65,6 +65,7 @@ int main() {
     driver::use_sleep_fixtures(registry);
     driver::use_lifecycle_fixtures(registry);
     driver::use_raw_ws_fixtures(registry);
+    driver::use_hibernation_fixtures(registry);
 
     // Signals are taken by this thread only (the host's threads inherit the mask).
     sigset_t stop_signals;

@@ -5,14 +5,12 @@
 // (tests/interop/js/driver_findings.mjs) keeps a regression check for each defect the suite
 // found, since CI cannot reach upstream's repository.
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
-#include <thread>
-
-#include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine_harness.hpp"
 #include "node_scenario.hpp"
@@ -47,8 +45,8 @@ TEST(DriverHost, FollowsTheSuitesHostContractAndKeepsItsFindingsFixed) {
     ASSERT_TRUE(engine.ok()) << engine.error().to_string();
     const std::string ns = "driver-ci";
     const std::string pool = "driver-suite-ci";
-    auto created = (*engine)->api("POST", "/namespaces",
-                                  json{{"name", ns}, {"display_name", ns}}.dump());
+    auto created =
+        (*engine)->api("POST", "/namespaces", json{{"name", ns}, {"display_name", ns}}.dump());
     ASSERT_TRUE(created.ok() && created->status == 200)
         << (created.ok() ? created->body : created.error().to_string());
     ASSERT_TRUE((*engine)->create_pool(pool, ns).ok());
@@ -69,9 +67,9 @@ TEST(DriverHost, FollowsTheSuitesHostContractAndKeepsItsFindingsFixed) {
         SCOPED_TRACE(encoding);
         ::setenv("RIVET_NAMESPACE", ns.c_str(), 1);
         ::setenv("RIVET_POOL", pool.c_str(), 1);
-        ScenarioRun run = run_node_scenario(
-            std::string(RIVETKIT_INTEROP_JS_DIR) + "/driver_findings.mjs",
-            {"findings", "--encoding", encoding}, (*engine)->endpoint(), 120s);
+        ScenarioRun run =
+            run_node_scenario(std::string(RIVETKIT_INTEROP_JS_DIR) + "/driver_findings.mjs",
+                              {"findings", "--encoding", encoding}, (*engine)->endpoint(), 120s);
         ::unsetenv("RIVET_NAMESPACE");
         ::unsetenv("RIVET_POOL");
         ASSERT_TRUE(run.failure.empty()) << run.failure << "\nhost:\n" << tail(host.err());
@@ -82,18 +80,16 @@ TEST(DriverHost, FollowsTheSuitesHostContractAndKeepsItsFindingsFixed) {
         EXPECT_EQ(r["invalid"]["error"]["code"], "validation_error") << r.dump(2);
         EXPECT_EQ(r["connError"]["error"]["group"], "connection") << r.dump(2);
         EXPECT_EQ(r["connError"]["error"]["code"], "custom_error") << r.dump(2);
-        EXPECT_EQ(r["reentrantResult"],
-                  (json{{"value", 5},
-                        {"derivedValue", 0},
-                        {"callCount", 1},
-                        {"errorGroup", "actor"},
-                        {"errorCode", "state_mutation_reentrant"}}));
+        EXPECT_EQ(r["reentrantResult"], (json{{"value", 5},
+                                              {"derivedValue", 0},
+                                              {"callCount", 1},
+                                              {"errorGroup", "actor"},
+                                              {"errorCode", "state_mutation_reentrant"}}));
         EXPECT_EQ(r["requestInfo"]["onBeforeConnect"]["hasRequest"], true) << r.dump(2);
         EXPECT_EQ(r["requestInfo"]["createConnState"]["hasRequest"], true) << r.dump(2);
         const json greeting{{"id", r["greetedConnId"]}, {"username", "connect-event-user"}};
-        EXPECT_EQ(r["onConnectEvents"],
-                  json::array({json::array({"direct", greeting}),
-                               json::array({"fromConns", greeting})}))
+        EXPECT_EQ(r["onConnectEvents"], json::array({json::array({"direct", greeting}),
+                                                     json::array({"fromConns", greeting})}))
             << r.dump(2);
         EXPECT_EQ(r["inspector"]["status"], 200) << r.dump(2);
         EXPECT_EQ(r["inspector"]["body"],

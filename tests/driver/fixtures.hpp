@@ -29,5 +29,7 @@ void use_sleep_fixtures(Registry& registry);
 void use_lifecycle_fixtures(Registry& registry);
 // raw-websocket.ts
 void use_raw_ws_fixtures(Registry& registry);
+// hibernation.ts, file-system-hibernation-cleanup.ts
+void use_hibernation_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

@@ -22,71 +22,74 @@ void use_lifecycle_hook_actors(Registry& registry) {
     ActorOptions slow_preflight;
     slow_preflight.on_before_connect_timeout = 100ms;
     registry.use("beforeConnectTimeoutActor",
-                 ping_actor().options(slow_preflight).on_before_connect(
-                     [](Ctx& c, Json) -> boost::asio::awaitable<void> {
+                 ping_actor()
+                     .options(slow_preflight)
+                     .on_before_connect([](Ctx& c, Json) -> boost::asio::awaitable<void> {
                          co_await c.sleep_for(200ms);
                      }));
-    registry.use("beforeConnectRejectActor",
-                 ping_actor().on_before_connect([](Ctx&, Json params) {
-                     if (truthy_field(params, "shouldReject"))
-                         throw UserError("connection_rejected", "Connection rejected by policy",
-                                         Json{{"reason", "test"}});
-                 }));
+    registry.use("beforeConnectRejectActor", ping_actor().on_before_connect([](Ctx&, Json params) {
+        if (truthy_field(params, "shouldReject"))
+            throw UserError("connection_rejected", "Connection rejected by policy",
+                            Json{{"reason", "test"}});
+    }));
     registry.use("beforeConnectGenericErrorActor",
                  ping_actor().on_before_connect([](Ctx&, Json params) {
                      if (truthy_field(params, "shouldFail"))
                          throw std::runtime_error("internal failure in onBeforeConnect");
                  }));
-    registry.use(
-        "stateChangeRecursionActor",
-        JsonActor()
-            .state(Json{{"value", 0}, {"derivedValue", 0}})
-            .create_vars([] { return Json{{"onStateChangeCallCount", 0}, {"derivedValue", 0}}; })
-            .on_state_change([](Ctx& c, const Json& state) {
-                c.vars()["derivedValue"] = add(state["value"], state["value"]);
-                c.vars()["onStateChangeCallCount"] = add(c.vars()["onStateChangeCallCount"], 1);
-            })
-            .action("setValue",
-                    [](Act& c, Json v) {
-                        c.state()["value"] = v;
-                        return v;
-                    })
-            .action("getDerivedValue", [](Act& c) { return c.vars()["derivedValue"]; })
-            .action("getOnStateChangeCallCount",
-                    [](Act& c) { return c.vars()["onStateChangeCallCount"]; })
-            .action("getAll", [](Act& c) {
-                return Json{{"value", std::as_const(c).state()["value"]},
-                            {"derivedValue", c.vars()["derivedValue"]},
-                            {"callCount", c.vars()["onStateChangeCallCount"]}};
-            }));
-    registry.use(
-        "stateChangeReentrantMutationActor",
-        JsonActor()
-            .state(Json{{"value", 0}, {"derivedValue", 0}})
-            .create_vars([] { return Json{{"callCount", 0}, {"errorGroup", ""}, {"errorCode", ""}}; })
-            .on_state_change([](Ctx& c, const Json&) {
-                c.vars()["callCount"] = add(c.vars()["callCount"], 1);
-                try {
-                    Json& state = c.state();
-                    state["derivedValue"] = add(state["value"], state["value"]);
-                } catch (const ErrorException& e) {
-                    c.vars()["errorGroup"] = e.error().group();
-                    c.vars()["errorCode"] = e.error().code();
-                }
-            })
-            .action("setValue",
-                    [](Act& c, Json v) {
-                        c.state()["value"] = v;
-                        return v;
-                    })
-            .action("getResult", [](Act& c) {
-                const Json& s = std::as_const(c).state();
-                return Json{{"value", s["value"]},
-                            {"derivedValue", s["derivedValue"]},
-                            {"callCount", c.vars()["callCount"]},
-                            {"errorGroup", c.vars()["errorGroup"]},
-                            {"errorCode", c.vars()["errorCode"]}};
-            }));
+    registry.use("stateChangeRecursionActor",
+                 JsonActor()
+                     .state(Json{{"value", 0}, {"derivedValue", 0}})
+                     .create_vars([] {
+                         return Json{{"onStateChangeCallCount", 0}, {"derivedValue", 0}};
+                     })
+                     .on_state_change([](Ctx& c, const Json& state) {
+                         c.vars()["derivedValue"] = add(state["value"], state["value"]);
+                         c.vars()["onStateChangeCallCount"] =
+                             add(c.vars()["onStateChangeCallCount"], 1);
+                     })
+                     .action("setValue",
+                             [](Act& c, Json v) {
+                                 c.state()["value"] = v;
+                                 return v;
+                             })
+                     .action("getDerivedValue", [](Act& c) { return c.vars()["derivedValue"]; })
+                     .action("getOnStateChangeCallCount",
+                             [](Act& c) { return c.vars()["onStateChangeCallCount"]; })
+                     .action("getAll", [](Act& c) {
+                         return Json{{"value", std::as_const(c).state()["value"]},
+                                     {"derivedValue", c.vars()["derivedValue"]},
+                                     {"callCount", c.vars()["onStateChangeCallCount"]}};
+                     }));
+    registry.use("stateChangeReentrantMutationActor",
+                 JsonActor()
+                     .state(Json{{"value", 0}, {"derivedValue", 0}})
+                     .create_vars([] {
+                         return Json{{"callCount", 0}, {"errorGroup", ""}, {"errorCode", ""}};
+                     })
+                     .on_state_change([](Ctx& c, const Json&) {
+                         c.vars()["callCount"] = add(c.vars()["callCount"], 1);
+                         try {
+                             Json& state = c.state();
+                             state["derivedValue"] = add(state["value"], state["value"]);
+                         } catch (const ErrorException& e) {
+                             c.vars()["errorGroup"] = e.error().group();
+                             c.vars()["errorCode"] = e.error().code();
+                         }
+                     })
+                     .action("setValue",
+                             [](Act& c, Json v) {
+                                 c.state()["value"] = v;
+                                 return v;
+                             })
+                     .action("getResult", [](Act& c) {
+                         const Json& s = std::as_const(c).state();
+                         return Json{{"value", s["value"]},
+                                     {"derivedValue", s["derivedValue"]},
+                                     {"callCount", c.vars()["callCount"]},
+                                     {"errorGroup", c.vars()["errorGroup"]},
+                                     {"errorCode", c.vars()["errorCode"]}};
+                     }));
 }
 
 void use_on_state_change_actor(Registry& registry) {
@@ -94,7 +97,9 @@ void use_on_state_change_actor(Registry& registry) {
         "onStateChangeActor",
         JsonActor()
             .state(Json{{"value", 0}, {"blob", Json::array()}})
-            .create_vars([] { return Json{{"changeCount", 0}}; })
+            .create_vars([] {
+                return Json{{"changeCount", 0}};
+            })
             .on_state_change([](Ctx& c, const Json&) {
                 c.vars()["changeCount"] = add(c.vars()["changeCount"], 1);
             })
@@ -131,8 +136,8 @@ void use_on_state_change_actor(Registry& registry) {
                 const auto start = std::chrono::steady_clock::now();
                 for (std::int64_t i = 0; i < times; ++i)
                     c.state()["value"] = add(c.state()["value"], 1);
-                return std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start)
+                return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                 start)
                     .count();
             }));
 }

@@ -234,10 +234,10 @@ JsonActor request_access_actor() {
                     {"onWebSocketRequest", none}})
         .create_conn_state([](Ctx& c, Json params) {
             const bool track = truthy_field(params, "trackRequest");
-            return Json{{"trackRequest", track},
-                        {"requestInfo", track && c.request() != nullptr
-                                            ? request_record(c.request())
-                                            : Json(nullptr)}};
+            return Json{
+                {"trackRequest", track},
+                {"requestInfo",
+                 track && c.request() != nullptr ? request_record(c.request()) : Json(nullptr)}};
         })
         .on_connect([](Ctx& c, Conn& conn) {
             Json state = conn.state_json();

@@ -54,12 +54,13 @@ JsonActor lifecycle_observer() {
     return JsonActor()
         .state(Json{{"events", Json::array()}})
         .options(options)
-        .action("recordEvent",
-                [](Act& c, Json params) {
-                    c.state()["events"].push_back(Json{{"actorKey", params.value("actorKey", Json())},
-                                                       {"event", params.value("event", Json())},
-                                                       {"timestamp", c.now_ms()}});
-                })
+        .action(
+            "recordEvent",
+            [](Act& c, Json params) {
+                c.state()["events"].push_back(Json{{"actorKey", params.value("actorKey", Json())},
+                                                   {"event", params.value("event", Json())},
+                                                   {"timestamp", c.now_ms()}});
+            })
         .action("getEvents", [](Act& c) { return std::as_const(c).state()["events"]; })
         .action("clearEvents", [](Act& c) { c.state()["events"] = Json::array(); });
 }
@@ -91,55 +92,54 @@ JsonActor start_stop_race_actor() {
 }
 
 void use_run_actors(Registry& registry) {
-    registry.use("runWithTicks",
-                 JsonActor()
-                     .state(Json{{"tickCount", 0},
-                                 {"lastTickAt", 0},
-                                 {"runStarted", false},
-                                 {"runExited", false}})
-                     .options(sleep_options(kRunSleepTimeout))
-                     .run([](Ctx& c) -> Void {
-                         c.state()["runStarted"] = true;
-                         while (!c.aborted()) {
-                             bump(c.state(), "tickCount");
-                             c.state()["lastTickAt"] = c.now_ms();
-                             co_await c.sleep_for(50ms);
-                         }
-                         c.state()["runExited"] = true;
-                     })
-                     .action("getState", [](Act& c) {
-                         return pick(std::as_const(c).state(),
-                                     {"tickCount", "lastTickAt", "runStarted", "runExited"});
-                     }));
-    registry.use("runWithQueueConsumer",
-                 JsonActor()
-                     .state(Json{{"messagesReceived", Json::array()},
-                                 {"runStarted", false},
-                                 {"wakeCount", 0}})
-                     .options(sleep_options(kRunSleepTimeout))
-                     .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
-                     .run([](Ctx& c) -> Void {
-                         c.state()["runStarted"] = true;
-                         Queue queue = c.queue();
-                         while (!c.aborted()) {
-                             QueueReceiveOptions opts;
-                             opts.names = {"messages"};
-                             std::optional<QueueMessage> m = co_await queue.next(std::move(opts));
-                             if (m)
-                                 c.state()["messagesReceived"].push_back(
-                                     Json{{"name", m->name}, {"body", m->body}});
-                         }
-                     })
-                     .action("getState",
-                             [](Act& c) {
-                                 return pick(std::as_const(c).state(),
-                                             {"messagesReceived", "runStarted", "wakeCount"});
-                             })
-                     .action("sendMessage", [](Act& c, Json body) -> Task {
-                         Queue queue = c.queue();
-                         co_await queue.send("messages", std::move(body));
-                         co_return true;
-                     }));
+    registry.use(
+        "runWithTicks",
+        JsonActor()
+            .state(Json{
+                {"tickCount", 0}, {"lastTickAt", 0}, {"runStarted", false}, {"runExited", false}})
+            .options(sleep_options(kRunSleepTimeout))
+            .run([](Ctx& c) -> Void {
+                c.state()["runStarted"] = true;
+                while (!c.aborted()) {
+                    bump(c.state(), "tickCount");
+                    c.state()["lastTickAt"] = c.now_ms();
+                    co_await c.sleep_for(50ms);
+                }
+                c.state()["runExited"] = true;
+            })
+            .action("getState", [](Act& c) {
+                return pick(std::as_const(c).state(),
+                            {"tickCount", "lastTickAt", "runStarted", "runExited"});
+            }));
+    registry.use(
+        "runWithQueueConsumer",
+        JsonActor()
+            .state(
+                Json{{"messagesReceived", Json::array()}, {"runStarted", false}, {"wakeCount", 0}})
+            .options(sleep_options(kRunSleepTimeout))
+            .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
+            .run([](Ctx& c) -> Void {
+                c.state()["runStarted"] = true;
+                Queue queue = c.queue();
+                while (!c.aborted()) {
+                    QueueReceiveOptions opts;
+                    opts.names = {"messages"};
+                    std::optional<QueueMessage> m = co_await queue.next(std::move(opts));
+                    if (m)
+                        c.state()["messagesReceived"].push_back(
+                            Json{{"name", m->name}, {"body", m->body}});
+                }
+            })
+            .action("getState",
+                    [](Act& c) {
+                        return pick(std::as_const(c).state(),
+                                    {"messagesReceived", "runStarted", "wakeCount"});
+                    })
+            .action("sendMessage", [](Act& c, Json body) -> Task {
+                Queue queue = c.queue();
+                co_await queue.send("messages", std::move(body));
+                co_return true;
+            }));
     registry.use("runWithEarlyExit",
                  JsonActor()
                      .state(Json{{"runStarted", false},
@@ -188,27 +188,28 @@ void use_run_actors(Registry& registry) {
                          return pick(std::as_const(c).state(),
                                      {"runStarted", "destroyCalled", "sleepCount", "wakeCount"});
                      }));
-    registry.use("runSelfInitiatedSleep",
-                 JsonActor()
-                     .state(Json{{"runCount", 0}, {"wakeCount", 0}, {"sleepCount", 0}, {"marker", "new"}})
-                     .options(sleep_options(kRunSleepTimeout))
-                     .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
-                     .on_sleep([](Ctx& c) {
-                         bump(c.state(), "sleepCount");
-                         c.state()["marker"] = "slept";
-                     })
-                     .run([](Ctx& c) -> Void {
-                         bump(c.state(), "runCount");
-                         if (c.state()["runCount"] == 1) {
-                             c.state()["marker"] = "sleep-requested";
-                             c.sleep();
-                         }
-                         co_return;
-                     })
-                     .action("getState", [](Act& c) {
-                         return pick(std::as_const(c).state(),
-                                     {"runCount", "wakeCount", "sleepCount", "marker"});
-                     }));
+    registry.use(
+        "runSelfInitiatedSleep",
+        JsonActor()
+            .state(Json{{"runCount", 0}, {"wakeCount", 0}, {"sleepCount", 0}, {"marker", "new"}})
+            .options(sleep_options(kRunSleepTimeout))
+            .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
+            .on_sleep([](Ctx& c) {
+                bump(c.state(), "sleepCount");
+                c.state()["marker"] = "slept";
+            })
+            .run([](Ctx& c) -> Void {
+                bump(c.state(), "runCount");
+                if (c.state()["runCount"] == 1) {
+                    c.state()["marker"] = "sleep-requested";
+                    c.sleep();
+                }
+                co_return;
+            })
+            .action("getState", [](Act& c) {
+                return pick(std::as_const(c).state(),
+                            {"runCount", "wakeCount", "sleepCount", "marker"});
+            }));
     registry.use("runSelfInitiatedDestroy",
                  JsonActor()
                      .state(Json{{"runCount", 0}, {"destroyRequested", false}})
@@ -228,26 +229,27 @@ void use_run_actors(Registry& registry) {
                      }));
     ActorOptions stubborn = sleep_options(50ms);
     stubborn.sleep_grace_period = 100ms;
-    registry.use("runIgnoresAbortStopTimeout",
-                 JsonActor()
-                     .state(Json{{"wakeCount", 0}, {"destroyCount", 0}})
-                     .options(stubborn)
-                     .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
-                     .on_destroy([](Ctx& c) { bump(c.state(), "destroyCount"); })
-                     // Never returns, abort or not: the grace deadline has to end it.
-                     .run([](Ctx& c) -> Void { co_await plain_delay(c, std::chrono::hours(24)); })
-                     .action("getState",
-                             [](Act& c) {
-                                 return pick(std::as_const(c).state(), {"wakeCount", "destroyCount"});
-                             })
-                     .action("destroy", [](Act& c) { c.destroy(); }));
-    registry.use("runWithoutHandler",
-                 JsonActor()
-                     .state(Json{{"wakeCount", 0}})
-                     .options(sleep_options(kRunSleepTimeout))
-                     .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
-                     .action("getState",
-                             [](Act& c) { return pick(std::as_const(c).state(), {"wakeCount"}); }));
+    registry.use(
+        "runIgnoresAbortStopTimeout",
+        JsonActor()
+            .state(Json{{"wakeCount", 0}, {"destroyCount", 0}})
+            .options(stubborn)
+            .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
+            .on_destroy([](Ctx& c) { bump(c.state(), "destroyCount"); })
+            // Never returns, abort or not: the grace deadline has to end it.
+            .run([](Ctx& c) -> Void { co_await plain_delay(c, std::chrono::hours(24)); })
+            .action("getState",
+                    [](Act& c) {
+                        return pick(std::as_const(c).state(), {"wakeCount", "destroyCount"});
+                    })
+            .action("destroy", [](Act& c) { c.destroy(); }));
+    registry.use("runWithoutHandler", JsonActor()
+                                          .state(Json{{"wakeCount", 0}})
+                                          .options(sleep_options(kRunSleepTimeout))
+                                          .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
+                                          .action("getState", [](Act& c) {
+                                              return pick(std::as_const(c).state(), {"wakeCount"});
+                                          }));
 }
 
 Void notify_destroyed(std::string key) {
@@ -261,26 +263,27 @@ Void notify_destroyed(std::string key) {
 }
 
 void use_destroy_actors(Registry& registry) {
-    registry.use("destroyObserver",
-                 JsonActor()
-                     .state(Json{{"destroyedActors", Json::array()}})
-                     .action("notifyDestroyed",
-                             [](Act& c, std::string key) {
-                                 c.state()["destroyedActors"].push_back(key);
-                             })
-                     .action("wasDestroyed",
-                             [](Act& c, std::string key) {
-                                 for (const auto& k : std::as_const(c).state()["destroyedActors"])
-                                     if (k == key)
-                                         return true;
-                                 return false;
-                             })
-                     .action("reset", [](Act& c) { c.state()["destroyedActors"] = Json::array(); }));
+    registry.use(
+        "destroyObserver",
+        JsonActor()
+            .state(Json{{"destroyedActors", Json::array()}})
+            .action("notifyDestroyed",
+                    [](Act& c, std::string key) { c.state()["destroyedActors"].push_back(key); })
+            .action("wasDestroyed",
+                    [](Act& c, std::string key) {
+                        for (const auto& k : std::as_const(c).state()["destroyedActors"])
+                            if (k == key)
+                                return true;
+                        return false;
+                    })
+            .action("reset", [](Act& c) { c.state()["destroyedActors"] = Json::array(); }));
     registry.use(
         "destroyActor",
         JsonActor()
             .state(Json{{"value", 0}, {"key", ""}})
-            .create_vars([] { return Json{{"ephemeral", "fresh"}}; })
+            .create_vars([] {
+                return Json{{"ephemeral", "fresh"}};
+            })
             .on_wake([](Ctx& c) { c.state()["key"] = join_key(c.key()); })
             .on_request([](Ctx& c, Request& request) -> Response {
                 const std::string path = request.path.substr(0, request.path.find('?'));
@@ -321,25 +324,26 @@ void use_destroy_actors(Registry& registry) {
                         co_return m ? m->body : Json(nullptr);
                     })
             .action("destroy", [](Act& c) { c.destroy(); }));
-    registry.use("destroyAbortSignalActor",
-                 JsonActor()
-                     .state(Json{{"abortEventCount", 0}})
-                     .on_destroy([](Ctx& c) -> Void { co_await notify_destroyed(join_key(c.key())); })
-                     .action("requestDestroy", [](Act& c) {
-                         const bool before = c.aborted();
-                         const bool before_signal = c.abort_signal().is_cancelled();
-                         c.wait_until([](Ctx s) -> Void {
-                             co_await s.abort_signal().cancelled();
-                             bump(s.state(), "abortEventCount");
-                         }(c));
-                         c.destroy();
-                         return Json{{"beforeDestroyAborted", before},
-                                     {"beforeDestroySignalAborted", before_signal},
-                                     {"afterDestroyAborted", c.aborted()},
-                                     {"afterDestroySignalAborted", c.abort_signal().is_cancelled()},
-                                     {"abortEventCountAfterDestroy",
-                                      std::as_const(c).state()["abortEventCount"]}};
-                     }));
+    registry.use(
+        "destroyAbortSignalActor",
+        JsonActor()
+            .state(Json{{"abortEventCount", 0}})
+            .on_destroy([](Ctx& c) -> Void { co_await notify_destroyed(join_key(c.key())); })
+            .action("requestDestroy", [](Act& c) {
+                const bool before = c.aborted();
+                const bool before_signal = c.abort_signal().is_cancelled();
+                c.wait_until([](Ctx s) -> Void {
+                    co_await s.abort_signal().cancelled();
+                    bump(s.state(), "abortEventCount");
+                }(c));
+                c.destroy();
+                return Json{
+                    {"beforeDestroyAborted", before},
+                    {"beforeDestroySignalAborted", before_signal},
+                    {"afterDestroyAborted", c.aborted()},
+                    {"afterDestroySignalAborted", c.abort_signal().is_cancelled()},
+                    {"abortEventCountAfterDestroy", std::as_const(c).state()["abortEventCount"]}};
+            }));
 }
 
 }  // namespace

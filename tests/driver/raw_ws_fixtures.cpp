@@ -27,16 +27,18 @@ JsonActor raw_websocket_actor() {
     options.can_hibernate_websocket = true;
     options.sleep_timeout = 250ms;
     return JsonActor()
-        .state(Json{{"connectionCount", 0}, {"messageCount", 0}, {"indexedMessageOrder", Json::array()}})
+        .state(Json{
+            {"connectionCount", 0}, {"messageCount", 0}, {"indexedMessageOrder", Json::array()}})
         .options(options)
         .on_websocket([](Ctx& c, WebSocket& ws) -> Void {
             WebSocket socket = ws;
             Ctx self = c;
-            const std::string upgrade_path = c.request() != nullptr ? c.request()->path : "/websocket";
+            const std::string upgrade_path =
+                c.request() != nullptr ? c.request()->path : "/websocket";
             self.state()["connectionCount"] = add(self.state()["connectionCount"], 1);
-            socket.send_text(Json{{"type", "welcome"},
-                                  {"connectionCount", self.state()["connectionCount"]}}
-                                 .dump());
+            socket.send_text(
+                Json{{"type", "welcome"}, {"connectionCount", self.state()["connectionCount"]}}
+                    .dump());
             while (auto message = co_await socket.recv()) {
                 self.state()["messageCount"] = add(self.state()["messageCount"], 1);
                 if (message->binary) {
@@ -66,19 +68,21 @@ JsonActor raw_websocket_actor() {
                                          .dump());
                 } else if (type == "indexedEcho") {
                     self.state()["indexedMessageOrder"].push_back(index);
-                    socket.send_text(Json{{"type", "indexedEcho"},
-                                          {"payload", parsed.value("payload", Json())},
-                                          {"rivetMessageIndex", index}}
-                                         .dump());
+                    socket.send_text(Json{
+                        {"type", "indexedEcho"},
+                        {"payload", parsed.value("payload", Json())},
+                        {"rivetMessageIndex",
+                         index}}.dump());
                 } else if (type == "indexedAckProbe") {
                     self.state()["indexedMessageOrder"].push_back(index);
                     const Json& payload = parsed.value("payload", Json());
-                    socket.send_text(
-                        Json{{"type", "indexedAckProbe"},
-                             {"rivetMessageIndex", index},
-                             {"payloadSize",
-                              payload.is_string() ? payload.get<std::string>().size() : 0}}
-                            .dump());
+                    socket.send_text(Json{
+                        {"type", "indexedAckProbe"},
+                        {"rivetMessageIndex", index},
+                        {"payloadSize",
+                         payload.is_string()
+                             ? payload.get<std::string>().size()
+                             : 0}}.dump());
                 } else if (type == "getIndexedMessageOrder") {
                     socket.send_text(Json{{"type", "indexedMessageOrder"},
                                           {"order", self.state()["indexedMessageOrder"]}}
@@ -104,7 +108,8 @@ JsonActor raw_websocket_actor() {
                 })
         .action("getStats", [](Act& c) {
             const Json& s = std::as_const(c).state();
-            return Json{{"connectionCount", s["connectionCount"]}, {"messageCount", s["messageCount"]}};
+            return Json{{"connectionCount", s["connectionCount"]},
+                        {"messageCount", s["messageCount"]}};
         });
 }
 

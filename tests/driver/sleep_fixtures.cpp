@@ -138,9 +138,8 @@ JsonActor sleep_with_wait_until_message() {
                         co_await plain_delay(s, 10ms);
                         bump(s.state(), "waitUntilMessageCount");
                         if (conn)
-                            conn->send("sleeping",
-                                       Json{{"sleepCount", s.state()["sleepCount"]},
-                                            {"startCount", s.state()["startCount"]}});
+                            conn->send("sleeping", Json{{"sleepCount", s.state()["sleepCount"]},
+                                                        {"startCount", s.state()["startCount"]}});
                     }(self, caller));
                     c.sleep();
                 })
@@ -190,7 +189,8 @@ JsonActor sleep_with_raw_websocket() {
                 }
                 const std::string type = parsed.is_object() ? parsed.value("type", "") : "";
                 if (type == "getCounts") {
-                    Json counts = pick(self.state(), {"startCount", "sleepCount", "connectionCount"});
+                    Json counts =
+                        pick(self.state(), {"startCount", "sleepCount", "connectionCount"});
                     counts["type"] = "counts";
                     socket.send_text(counts.dump());
                 } else if (type == "keepAlive") {
@@ -298,7 +298,9 @@ JsonActor sleep_abort_listener_vars_actor() {
     return JsonActor()
         .state(Json{{"startCount", 0}, {"sleepCount", 0}, {"abortVarsSeenPerWake", Json::array()}})
         .options(sleep_options(kSleepTimeout))
-        .create_vars([] { return Json{{"isStopping", false}}; })
+        .create_vars([] {
+            return Json{{"isStopping", false}};
+        })
         .on_wake([](Ctx& c) {
             bump(c.state(), "startCount");
             const std::size_t wake = c.state()["startCount"].get<std::size_t>();
@@ -325,10 +327,13 @@ JsonActor sleep_abort_listener_vars_actor() {
             for (int i = 0; i < 5; ++i)
                 co_await plain_delay(c, 0ms);
         })
-        .on_websocket([](Ctx&, WebSocket& ws) { ws.send_text(Json{{"type", "connected"}}.dump()); })
+        .on_websocket([](Ctx&, WebSocket& ws) {
+            ws.send_text(Json{{"type", "connected"}}.dump());
+        })
         .action("triggerSleep", [](Act& c) { c.sleep(); })
         .action("getStatus", [](Act& c) {
-            return pick(std::as_const(c).state(), {"startCount", "sleepCount", "abortVarsSeenPerWake"});
+            return pick(std::as_const(c).state(),
+                        {"startCount", "sleepCount", "abortVarsSeenPerWake"});
         });
 }
 
@@ -348,7 +353,9 @@ JsonActor sleep_wait_until_vars_during_grace() {
     return JsonActor()
         .state(Json{{"startCount", 0}, {"sleepCount", 0}, {"waitUntilStarted", 0}})
         .options(options)
-        .create_vars([] { return Json{{"dirty", false}}; })
+        .create_vars([] {
+            return Json{{"dirty", false}};
+        })
         .on_wake([](Ctx& c) { bump(c.state(), "startCount"); })
         .on_sleep([](Ctx& c) {
             bump(c.state(), "sleepCount");
@@ -372,7 +379,9 @@ JsonActor sleep_raw_ws_vars_exceeds_grace() {
                         {"handlerStarted", 0},
                         {"handlerFinished", 0}})
         .options(options)
-        .create_vars([] { return Json{{"dirty", false}}; })
+        .create_vars([] {
+            return Json{{"dirty", false}};
+        })
         .on_websocket([](Ctx& c, WebSocket& ws) -> Void {
             WebSocket socket = ws;
             Ctx self = c;

@@ -108,7 +108,7 @@ const TunnelId kRequest{{1, 2, 3, 4}, {5, 6, 7, 8}};
 
 // Opens a WebSocket (kRequest, "/ws") on the running actor; the envoy's open, if it answered.
 asio::awaitable<std::optional<proto::ToRivetWebSocketOpen>> open_socket(Env& env,
-                                                                       FakeConnection& conn) {
+                                                                        FakeConnection& conn) {
     proto::ToEnvoyWebSocketOpen open{kActor, std::nullopt, "/ws", {}};
     conn.push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{open}));
     auto opened = co_await conn.next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
@@ -118,9 +118,9 @@ asio::awaitable<std::optional<proto::ToRivetWebSocketOpen>> open_socket(Env& env
 
 // A client's text message on kRequest.
 proto::ToEnvoy client_message(std::uint16_t index, std::string text) {
-    return tunnel(kRequest, index,
-                  proto::ToEnvoyTunnelMessageKind{
-                      proto::ToEnvoyWebSocketMessage{to_bytes(text), false}});
+    return tunnel(
+        kRequest, index,
+        proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyWebSocketMessage{to_bytes(text), false}});
 }
 
 }  // namespace
@@ -297,6 +297,40 @@ TEST(EnvoyCommands, StartStopAckedWithIndexedEvents) {
         EXPECT_EQ(handle.active_actor_count(), 0u);
         co_await finish(env, handle);
     }(e));
+}
+
+// The engine ignores the intents of an actor that is not running yet; one asked for during the
+// start (a run handler sleeping its actor at once) goes out right after Running, not lost.
+TEST(EnvoyCommands, AnIntentAskedForDuringTheStartFollowsRunning) {
+    for (const char* intent : {"sleep", "destroy"}) {
+        SCOPED_TRACE(intent);
+        Env e;
+        e.cb->intent_during_start = intent;
+        e.rt.block_on([](Env& env, std::string want) -> asio::awaitable<void> {
+            auto [handle, conn] = co_await connect(env);
+            conn->push(start_command(kActor, 1, 1));
+            std::vector<proto::EventWrapper> events;
+            while (events.size() < 2) {
+                auto batch = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+                if (!batch)
+                    break;
+                for (auto& ev : batch->value)
+                    events.push_back(std::move(ev));
+            }
+            EXPECT_EQ(events.size(), 2u);
+            auto* sent =
+                events.size() == 2 ? events[1].inner.get_if<proto::EventActorIntent>() : nullptr;
+            EXPECT_TRUE(events.size() == 2 && is_running(events[0]));
+            EXPECT_NE(sent, nullptr);
+            if (sent == nullptr)
+                ;
+            else if (want == "sleep")
+                EXPECT_TRUE(std::holds_alternative<proto::ActorIntentSleep>(sent->intent.value));
+            else
+                EXPECT_TRUE(std::holds_alternative<proto::ActorIntentStop>(sent->intent.value));
+            co_await finish(env, handle);
+        }(e, intent));
+    }
 }
 
 TEST(EnvoyCommands, FailedStartReportsStoppedError) {
@@ -610,9 +644,9 @@ TEST(EnvoyWebSocket, SocketOpenedByAnotherProcessIsRestoredFromPersistedMetadata
             if (id == kRequest && m->message_kind.is<proto::ToRivetWebSocketOpen>())
                 opened = true;
             if (auto* c = m->message_kind.get_if<proto::ToRivetWebSocketClose>()) {
-                closed_unknown = id == unknown && c->code == std::optional<std::uint16_t>(1000) &&
-                                 c->reason == std::optional<std::string>(
-                                                  "ws.meta_not_found_during_restore");
+                closed_unknown =
+                    id == unknown && c->code == std::optional<std::uint16_t>(1000) &&
+                    c->reason == std::optional<std::string>("ws.meta_not_found_during_restore");
             }
         }
         EXPECT_TRUE(opened);
@@ -785,8 +819,7 @@ TEST(EnvoyWebSocket, UnackedMessageIsRedeliveredAfterWakeNotDroppedAsDuplicate) 
         conn->push(client_message(3, "three"));
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->ws->received.size() >= 4; }));
-        EXPECT_EQ(cb->ws->received,
-                  (std::vector<std::string>{"one", "defer:two", "two", "three"}));
+        EXPECT_EQ(cb->ws->received, (std::vector<std::string>{"one", "defer:two", "two", "three"}));
         co_await finish(env, handle);
     }(e));
 }
@@ -904,9 +937,9 @@ namespace {
 
 proto::ToEnvoy request_chunk(const TunnelId& id, std::uint16_t index, std::string body,
                              bool finish) {
-    return tunnel(id, index,
-                  proto::ToEnvoyTunnelMessageKind{
-                      proto::ToEnvoyRequestChunk{to_bytes(body), finish}});
+    return tunnel(
+        id, index,
+        proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestChunk{to_bytes(body), finish}});
 }
 
 std::optional<std::uint64_t> credit_in(const std::optional<proto::ToRivetTunnelMessage>& m) {
@@ -930,12 +963,12 @@ TEST(EnvoyTunnel, StreamedRequestBodyIsReadByTheHandlerWithCreditAsItReads) {
         co_await start_actor(env, *conn, 1);
         RecordingCallbacks* cb = env.cb.get();
         rt::Notify& gate = *cb->read_gate;
-        proto::ToEnvoyRequestStart start{kActor, 1u, "POST", "/stream", {}, std::nullopt,
-                                         true,   false};
+        proto::ToEnvoyRequestStart start{kActor, 1u,           "POST", "/stream",
+                                         {},     std::nullopt, true,   false};
         conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
-        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
-                                        [cb] { return cb->fetches_started == 1; }))
-            << "fetch starts with the head, before any body";
+        EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait, [cb] {
+            return cb->fetches_started == 1;
+        })) << "fetch starts with the head, before any body";
 
         conn->push(request_chunk(kRequest, 1, std::string(100, 'a'), false));
         auto early = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), 1000ms);
@@ -971,7 +1004,8 @@ TEST(EnvoyTunnel, StreamedRequestBodyIsReadByTheHandlerWithCreditAsItReads) {
         const TunnelId second{{1, 2, 3, 4}, {9, 9, 9, 9}};
         conn->push(tunnel(second, 0, proto::ToEnvoyTunnelMessageKind{start}));
         conn->push(request_chunk(second, 1, "xyz", false));
-        conn->push(tunnel(second, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestAbort{}}));
+        conn->push(
+            tunnel(second, 2, proto::ToEnvoyTunnelMessageKind{proto::ToEnvoyRequestAbort{}}));
         gate.notify_one();
         EXPECT_TRUE(co_await wait_until(env.clock(), *cb->changed, kWait,
                                         [cb] { return cb->body_pieces.size() == 4; }));
@@ -1013,8 +1047,7 @@ TEST(EnvoySqlite, PageRequestsCarryTheFenceAndMapEngineErrors) {
         auto put = rt::spawn(ex, handle.sqlite_commit(kActor, commit, SqliteFence{3, 8}));
         auto creq = co_await conn->next_of<proto::ToRivetSqliteCommitRequest>(env.clock(), kWait);
         EXPECT_TRUE(creq && creq->data.db_size_pages == 1u && creq->data.now_ms == 1234 &&
-                    creq->data.dirty_pages.size() == 1u &&
-                    creq->data.expected_head_txid == 8u);
+                    creq->data.dirty_pages.size() == 1u && creq->data.expected_head_txid == 8u);
         proto::SqliteErrorResponse err{"depot", "head_fence_mismatch", "expected 8, current 9"};
         conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitResponse{
             creq->request_id, proto::SqliteCommitResponse{err}}});
@@ -1044,8 +1077,7 @@ TEST(EnvoySqlite, RequestsWhileDisconnectedGoOutAfterInit) {
         auto get = rt::spawn(ex, handle.sqlite_get_pages(kActor, pgnos, SqliteFence{1, {}}));
         auto conn2 = co_await env.engine->accept(env.clock(), kWait);
         conn2->push(init_message());
-        auto req =
-            co_await conn2->next_of<proto::ToRivetSqliteGetPagesRequest>(env.clock(), kWait);
+        auto req = co_await conn2->next_of<proto::ToRivetSqliteGetPagesRequest>(env.clock(), kWait);
         EXPECT_TRUE(req && !req->data.expected_head_txid);
         proto::SqliteErrorResponse missing{"depot", "database_not_found", "not found"};
         conn2->push(proto::ToEnvoy{proto::ToEnvoySqliteGetPagesResponse{
@@ -1069,8 +1101,8 @@ TEST(EnvoySqlite, StagedCommitRequestsCarryTheirFenceAndGetTheirResponses) {
         auto begin = rt::spawn(ex, handle.sqlite_commit_stage_begin(kActor, SqliteFence{4, 10}));
         auto breq =
             co_await conn->next_of<proto::ToRivetSqliteCommitStageBeginRequest>(env.clock(), kWait);
-        EXPECT_TRUE(breq && breq->data.actor_id == kActor &&
-                    breq->data.expected_generation == 4u && breq->data.expected_head_txid == 10u);
+        EXPECT_TRUE(breq && breq->data.actor_id == kActor && breq->data.expected_generation == 4u &&
+                    breq->data.expected_head_txid == 10u);
         conn->push(proto::ToEnvoy{proto::ToEnvoySqliteCommitStageBeginResponse{
             breq->request_id,
             proto::SqliteCommitStageBeginResponse{proto::SqliteCommitStageBeginOk{11}}}});

@@ -87,6 +87,10 @@ asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle handle, A
         listed_live.push_back(handle.is_hibernating_request_live(start.actor_id, id));
     if (!persisted_sockets.empty())
         handle.restore_hibernating_requests(start.actor_id, persisted_sockets);
+    if (intent_during_start == "sleep")
+        handle.sleep_actor(start.actor_id, start.generation);
+    else if (intent_during_start == "destroy")
+        handle.destroy_actor(start.actor_id, start.generation);
     starts.push_back(std::move(start));
     changed->notify_one();
     co_return start_result;

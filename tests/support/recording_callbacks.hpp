@@ -34,6 +34,9 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     int disconnects = 0;
     int shutdowns = 0;
     Status start_result;
+    // Asked of the handle while the start is still running (before Running is reported), as a
+    // run handler that puts its actor to sleep at once does: "sleep" or "destroy".
+    std::string intent_during_start;
     bool hibernate = false;
     // The listener acks itself (acks_messages): every message except those starting "defer:",
     // which it receives but leaves un-acked, as the registry does for an action that arrives

@@ -5,10 +5,10 @@
 // restored socket keeps its connection (same id, no second Init, no second open hook).
 
 #include <algorithm>
-#include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <boost/asio/post.hpp>
+#include <cstdlib>
 #include <deque>
+#include <nlohmann/json.hpp>
 
 #include "bare/utf8.hpp"
 #include "base/log.hpp"
@@ -297,8 +297,8 @@ void wire_transport(const ConnHandle& conn, envoy::WebSocketSender sender, Encod
                     std::size_t max_outgoing, std::shared_ptr<EarlyEvents> early = nullptr) {
     const bool binary = encoding != Encoding::Json;
     conn.configure_event_sender(
-        [sender, encoding, binary, max_outgoing, early](
-            std::string_view name, const Bytes& args, ConnHandle::EventFrames* shared) -> Status {
+        [sender, encoding, binary, max_outgoing, early](std::string_view name, const Bytes& args,
+                                                        ConnHandle::EventFrames* shared) -> Status {
             // A broadcast encodes the event once per encoding; each socket sends its own copy.
             const int key = static_cast<int>(encoding);
             const Bytes* encoded = shared != nullptr ? shared->find(key) : nullptr;

@@ -7,13 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
-
 #include "core/actor/metrics.hpp"
 #include "core/actor/queue.hpp"
 #include "core/inspector/database.hpp"
 #include "core/inspector/state.hpp"
-#include "core/registry/encoding.hpp"
 #include "core/registry/actor_requests.hpp"
+#include "core/registry/encoding.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
 
@@ -68,10 +67,10 @@ envoy::HttpResponse error_json(const Error& e) {
         status = 400;
     else if (is_public(e))
         status = static_cast<std::uint16_t>(public_http_status(e));
-    return json_response(status, fmt::format(R"({{"group":{},"code":{},"message":{},"metadata":{}}})",
-                                             json_quote(e.group()), json_quote(e.code()),
-                                             json_quote(e.message()),
-                                             e.metadata().value_or("null")));
+    return json_response(
+        status,
+        fmt::format(R"({{"group":{},"code":{},"message":{},"metadata":{}}})", json_quote(e.group()),
+                    json_quote(e.code()), json_quote(e.message()), e.metadata().value_or("null")));
 }
 
 envoy::HttpResponse invalid_request(std::string_view message) {
@@ -109,13 +108,15 @@ Result<ExecuteBody> parse_execute_body(const Bytes& body) {
         return Error("actor", "invalid_request", "Invalid inspector JSON body");
     auto sql = root.find("sql");
     if (sql == root.end() || !sql->is_string())
-        return Error("actor", "invalid_request", "Invalid inspector request `sql`: must be a string");
+        return Error("actor", "invalid_request",
+                     "Invalid inspector request `sql`: must be a string");
     ExecuteBody out;
     out.sql = sql->get<std::string>();
     const char* scalar_only = "values must be null, booleans, numbers or strings";
     if (auto a = root.find("args"); a != root.end() && !a->is_null()) {
         if (!a->is_array())
-            return Error("actor", "invalid_request", "Invalid inspector request `args`: must be an array");
+            return Error("actor", "invalid_request",
+                         "Invalid inspector request `args`: must be an array");
         for (const auto& v : *a) {
             auto value = sql_value(v);
             if (!value)
@@ -226,11 +227,10 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
         if (!messages.ok()) {
             log::warn("inspector queue listing failed",
                       {{"actor_id", ctx.actor_id()}, {"error", messages.error().to_string()}});
-            co_return json_response(
-                500, fmt::format(R"({{"group":{},"code":{},"message":{}}})",
-                                 json_quote(messages.error().group()),
-                                 json_quote(messages.error().code()),
-                                 json_quote(messages.error().message())));
+            co_return json_response(500, fmt::format(R"({{"group":{},"code":{},"message":{}}})",
+                                                     json_quote(messages.error().group()),
+                                                     json_quote(messages.error().code()),
+                                                     json_quote(messages.error().message())));
         }
         std::string list;
         std::size_t shown = 0;
@@ -281,7 +281,8 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
                                                  json_quote(std::to_string(sent->id)),
                                                  json_quote(sent->name), sent->created_at));
     }
-    const std::string_view segment = std::string_view(route.segment).substr(0, route.segment.find('?'));
+    const std::string_view segment =
+        std::string_view(route.segment).substr(0, route.segment.find('?'));
     if (request.method == "GET" && segment == "database/schema") {
         auto op = inspector::database_schema(ctx);
         auto schema = co_await std::move(op);
@@ -383,8 +384,10 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
                 workflow->history ? cbor_json_or_null(*workflow->history) : "null"));
     }
     co_return json_response(
-        404, fmt::format(R"({{"group":"actor","code":"not_found","message":"Actor route '{}' was not found."}})",
-                         route.path));
+        404,
+        fmt::format(
+            R"({{"group":"actor","code":"not_found","message":"Actor route '{}' was not found."}})",
+            route.path));
 }
 
 // Process-wide, per actor name, with upstream's metric names (core/actor/metrics.hpp).
