@@ -429,25 +429,24 @@ TEST(TypedActor, hooks_see_the_request_behind_them) {
             return std::string("none");
         return r->method + " " + r->path + " " + r->header("X-Probe").value_or("-");
     };
-    auto actor =
-        Actor<Json>()
-            .on_before_connect([seen, describe](ActorContext<Json>& c, Json) {
-                seen->push_back("before " + describe(c.request()));
-            })
-            .create_conn_state([seen, describe](ActorContext<Json>& c, Json) {
-                seen->push_back("state " + describe(c.request()));
-                return Json::object();
-            })
-            .on_connect([seen, describe](ActorContext<Json>& c, Conn&) {
-                seen->push_back("connect " + describe(c.request()));
-            })
-            .on_request([seen, describe](ActorContext<Json>& c, Request&) {
-                seen->push_back("request " + describe(c.request()));
-                return Response::text("ok");
-            })
-            .action("peek", [seen, describe](ActionContext<Json>& c) {
-                seen->push_back("action " + describe(c.request()));
-            });
+    auto actor = Actor<Json>()
+                     .on_before_connect([seen, describe](ActorContext<Json>& c, Json) {
+                         seen->push_back("before " + describe(c.request()));
+                     })
+                     .create_conn_state([seen, describe](ActorContext<Json>& c, Json) {
+                         seen->push_back("state " + describe(c.request()));
+                         return Json::object();
+                     })
+                     .on_connect([seen, describe](ActorContext<Json>& c, Conn&) {
+                         seen->push_back("connect " + describe(c.request()));
+                     })
+                     .on_request([seen, describe](ActorContext<Json>& c, Request&) {
+                         seen->push_back("request " + describe(c.request()));
+                         return Response::text("ok");
+                     })
+                     .action("peek", [seen, describe](ActionContext<Json>& c) {
+                         seen->push_back("action " + describe(c.request()));
+                     });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -473,23 +472,23 @@ TEST(TypedActor, hooks_see_the_request_behind_them) {
 // not in conns() meanwhile; Conn::disconnect closes it and on_disconnect runs.
 TEST(TypedActor, create_conn_state_may_wait_and_a_conn_can_disconnect_itself) {
     auto left = std::make_shared<std::vector<std::string>>();
-    auto actor =
-        Actor<Json>()
-            .create_conn_state(
-                [](ActorContext<Json>& c, Json params) -> boost::asio::awaitable<Json> {
-                    const std::size_t visible = c.conns().size();
-                    co_await c.sleep_for(std::chrono::milliseconds(50));
-                    co_return Json{{"label", params.value("label", std::string())}, {"sawOthers", visible}};
-                })
-            .on_disconnect([left](ActorContext<Json>&, Conn& conn) {
-                left->push_back(conn.state_json().value("label", std::string()));
-            })
-            .action("count", [](ActionContext<Json>& c) { return c.conns().size(); })
-            .action("leave", [](ActionContext<Json>& c) -> boost::asio::awaitable<Json> {
-                Conn self = *c.conn();
-                Status st = co_await self.disconnect("bye");
-                co_return st.ok() ? Json(true) : Json(st.error().to_string());
-            });
+    auto actor = Actor<Json>()
+                     .create_conn_state(
+                         [](ActorContext<Json>& c, Json params) -> boost::asio::awaitable<Json> {
+                             const std::size_t visible = c.conns().size();
+                             co_await c.sleep_for(std::chrono::milliseconds(50));
+                             co_return Json{{"label", params.value("label", std::string())},
+                                            {"sawOthers", visible}};
+                         })
+                     .on_disconnect([left](ActorContext<Json>&, Conn& conn) {
+                         left->push_back(conn.state_json().value("label", std::string()));
+                     })
+                     .action("count", [](ActionContext<Json>& c) { return c.conns().size(); })
+                     .action("leave", [](ActionContext<Json>& c) -> boost::asio::awaitable<Json> {
+                         Conn self = *c.conn();
+                         Status st = co_await self.disconnect("bye");
+                         co_return st.ok() ? Json(true) : Json(st.error().to_string());
+                     });
     ActorHarness h(actor.factory());
     h.runtime().block_on([&]() -> Task<void> {
         CO_ASSERT((co_await h.start()).ok());
@@ -520,6 +519,36 @@ TEST(TypedActor, create_conn_state_may_wait_and_a_conn_can_disconnect_itself) {
         CO_ASSERT(one.ok());
         EXPECT_EQ(*one, Json(1));
         EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
+// Work that outlives the sleep grace period (a keep_awake the actor never lets go of in time) must
+// not cost the state changes made meanwhile: on_sleep's change is in the final save. (The grace
+// deadline used to abort the runtime before the final save, which it answers, so nothing since
+// the last save was written.)
+TEST(TypedActor, state_changed_during_sleep_grace_is_saved_when_work_outlives_the_grace) {
+    ActorOptions options;
+    options.sleep_grace_period = std::chrono::milliseconds(200);
+    auto actor = Actor<Json>()
+                     .state(Json{{"sleepCount", 0}})
+                     .options(options)
+                     .on_sleep([](ActorContext<Json>& c) {
+                         c.state()["sleepCount"] = c.state()["sleepCount"].get<int>() + 1;
+                     })
+                     .action("holdOn", [](ActionContext<Json>& c) -> boost::asio::awaitable<Json> {
+                         ActionContext<Json> self = c;
+                         co_await self.keep_awake(
+                             self.core_context().clock().sleep_for(std::chrono::seconds(5)));
+                         co_return true;
+                     });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto held = rt::spawn(h.runtime().executor(), h.call("holdOn"));
+        co_await h.clock().sleep_for(std::chrono::milliseconds(10));
+        Status slept = co_await h.stop(core::ShutdownKind::Sleep);
+        EXPECT_TRUE(slept.ok()) << slept.error().to_string();
+        EXPECT_EQ(h.stored_state(), (Json{{"sleepCount", 1}}));
     }());
 }
 

@@ -142,8 +142,9 @@ std::optional<LiveExit> ActorTask::on_sleep_grace_deadline() {
     const ShutdownKind reason = grace_->reason;
     const auto missed =
         std::chrono::duration_cast<std::chrono::milliseconds>(ctx.clock().now() - grace_->deadline);
-    if (run_handle)
-        run_handle->abort();
+    // The runtime is aborted after the final save (run_shutdown), not here: it is what answers
+    // that save's SerializeState, so aborting it first lost every change since the last save
+    // (an on_sleep hook's, say) whenever user work outlived the grace period.
     ctx.shutdown_deadline_token().cancel();
     deadline_reached_ = true;
     log::warn("actor shutdown reached the grace deadline",
@@ -252,6 +253,8 @@ boost::asio::awaitable<Status> ActorTask::run_shutdown(ShutdownKind reason) {
 
     ctx.configure_actor_events(std::nullopt);  // closes the runtime's event stream
     if (run_handle) {
+        if (deadline_reached_)
+            run_handle->abort();
         (void)co_await run_handle->join();
         run_handle.reset();
     }
