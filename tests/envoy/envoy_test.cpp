@@ -542,6 +542,23 @@ TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
     }(e));
 }
 
+// What the actor sends while its open hook runs (a welcome) reaches the gateway after the socket's
+// open, not before it (where the gateway drops it).
+TEST(EnvoyWebSocket, AMessageSentWhileTheSocketOpensFollowsTheOpen) {
+    Env e;
+    e.cb->welcome = "welcome";
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        auto opened = co_await open_socket(env, *conn);
+        EXPECT_TRUE(opened.has_value()) << "the first tunnel message was not the open";
+        auto next = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* m = next ? next->message_kind.get_if<proto::ToRivetWebSocketMessage>() : nullptr;
+        EXPECT_TRUE(m != nullptr && m->data == to_bytes("welcome"));
+        co_await finish(env, handle);
+    }(e));
+}
+
 TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
     Env e;
     e.cb->hibernate = true;

@@ -140,6 +140,8 @@ asio::awaitable<Result<std::shared_ptr<WebSocketListener>>> RecordingCallbacks::
         ++ws->opens;
     }
     changed->notify_one();
+    if (!welcome.empty() && !open.restoring)
+        sender.send(to_bytes(welcome), false);
     std::shared_ptr<WebSocketListener> listener =
         std::make_shared<EchoListener>(sender, ws, changed, listener_acks);
     co_return listener;

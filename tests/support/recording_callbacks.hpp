@@ -37,6 +37,8 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     // Asked of the handle while the start is still running (before Running is reported), as a
     // run handler that puts its actor to sleep at once does: "sleep" or "destroy".
     std::string intent_during_start;
+    // Sent on every new socket from the open callback, before it returns (a welcome message).
+    std::string welcome;
     bool hibernate = false;
     // The listener acks itself (acks_messages): every message except those starting "defer:",
     // which it receives but leaves un-acked, as the registry does for an action that arrives
