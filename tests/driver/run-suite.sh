@@ -17,7 +17,9 @@ HOST=${HOST:-$ROOT/build/dev/tests/driver/rivetkit-driver-host}
 COVERED="actor-state actor-conn-status actor-handle manager-driver actor-conn gateway-query-url
 actor-kv actor-metadata actor-vars action-features actor-error-handling conn-error-serialization
 lifecycle-hooks actor-onstatechange raw-http raw-http-request-properties request-access
-gateway-routing gateway-skip-ready-wait-client actor-conn-state actor-schedule"
+gateway-routing gateway-skip-ready-wait-client actor-conn-state actor-schedule actor-queue
+actor-inspector actor-sleep actor-run actor-lifecycle actor-destroy raw-websocket
+hibernatable-websocket-protocol actor-conn-hibernation"
 
 [[ -x $HOST ]] || { echo "no driver host at $HOST (build target rivetkit-driver-host)" >&2; exit 2; }
 if [[ ! -d $WORK/pkg/tests/driver ]]; then
