@@ -61,7 +61,8 @@ class Actor {
             if constexpr (std::is_default_constructible_v<Vars>)
                 typed(std::move(instance))->vars.emplace();
             else
-                throw std::logic_error("Actor: Vars is not default-constructible; call create_vars");
+                throw std::logic_error(
+                    "Actor: Vars is not default-constructible; call create_vars");
             co_return;
         };
         def_.create_state = [](detail::InstanceCore& instance, const Json&) {
@@ -132,13 +133,13 @@ class Actor {
     Actor& on_before_connect(F fn) {
         using Params =
             std::remove_cvref_t<std::tuple_element_t<1, typename detail::SignatureOf<F>::args>>;
-        def_.on_before_connect = [fn = std::move(fn)](
-                                     detail::InstancePtr instance, core::ConnHandle, Json params,
-                                     std::shared_ptr<const Request> request) {
+        def_.on_before_connect = [fn = std::move(fn)](detail::InstancePtr instance,
+                                                      core::ConnHandle, Json params,
+                                                      std::shared_ptr<const Request> request) {
             auto decoded = detail::decode_value<Params>(params);
             if (!decoded.ok())
-                throw ErrorException(errors::actor_validation_error("connection params",
-                                                                    decoded.error().message()));
+                throw ErrorException(
+                    errors::actor_validation_error("connection params", decoded.error().message()));
             return call_hook_with(std::move(request), fn, std::move(instance),
                                   std::move(decoded).value());
         };
@@ -153,10 +154,10 @@ class Actor {
     // `conn.set_state(value)`.
     template <typename F>
     Actor& create_conn_state(F fn) {
-        def_.create_conn_state = [fn = std::move(fn)](
-                                     detail::InstancePtr instance, core::ConnHandle conn,
-                                     Json params, std::shared_ptr<const Request> request)
-            -> boost::asio::awaitable<void> {
+        def_.create_conn_state =
+            [fn = std::move(fn)](
+                detail::InstancePtr instance, core::ConnHandle conn, Json params,
+                std::shared_ptr<const Request> request) -> boost::asio::awaitable<void> {
             using Args = typename detail::SignatureOf<F>::args;
             using R = typename detail::SignatureOf<F>::result;
             Context c(typed(instance), request.get());
@@ -172,8 +173,8 @@ class Actor {
                 using Params = std::remove_cvref_t<std::tuple_element_t<1, Args>>;
                 auto decoded = detail::decode_value<Params>(params);
                 if (!decoded.ok())
-                    throw ErrorException(errors::actor_validation_error(
-                        "connection params", decoded.error().message()));
+                    throw ErrorException(errors::actor_validation_error("connection params",
+                                                                        decoded.error().message()));
                 if constexpr (detail::Awaited<R>::is_async) {
                     R pending = fn(c, std::move(decoded).value());
                     made = co_await std::move(pending);
@@ -240,7 +241,9 @@ class Actor {
             Context c(t);
             struct Observing {
                 detail::InstanceCore& core;
-                explicit Observing(detail::InstanceCore& i) : core(i) { core.in_state_change = true; }
+                explicit Observing(detail::InstanceCore& i) : core(i) {
+                    core.in_state_change = true;
+                }
                 ~Observing() { core.in_state_change = false; }
             } observing(*instance);
             fn(c, std::as_const(t->state));
@@ -253,8 +256,9 @@ class Actor {
     // exception with the masked core/internal_error (encoded like an action's error).
     template <typename F>
     Actor& on_request(F fn) {
-        def_.on_request = [fn = std::move(fn)](detail::InstancePtr instance,
-                                               Request request) -> boost::asio::awaitable<Response> {
+        def_.on_request = [fn = std::move(fn)](
+                              detail::InstancePtr instance,
+                              Request request) -> boost::asio::awaitable<Response> {
             Context c(typed(instance), &request);
             using R = std::invoke_result_t<F&, Context&, Request&>;
             Response out;
@@ -363,22 +367,13 @@ class Actor {
     template <typename F, typename... Extra>
     static boost::asio::awaitable<void> call_hook(F fn, detail::InstancePtr instance,
                                                   Extra... extra) {
-        Context c(typed(instance));
-        using R = std::invoke_result_t<F&, Context&, Extra&...>;
-        if constexpr (detail::Awaited<R>::is_async) {
-            R pending = fn(c, extra...);
-            co_await std::move(pending);
-        } else {
-            fn(c, extra...);
-        }
-        if (c.touched())
-            instance->touched = true;
+        return call_hook_with(nullptr, std::move(fn), std::move(instance), std::move(extra)...);
     }
 
     // call_hook with `c.request()` set; the request lives in the coroutine frame.
     template <typename F, typename... Extra>
-    static boost::asio::awaitable<void> call_hook_with(std::shared_ptr<const Request> request,
-                                                       F fn, detail::InstancePtr instance,
+    static boost::asio::awaitable<void> call_hook_with(std::shared_ptr<const Request> request, F fn,
+                                                       detail::InstancePtr instance,
                                                        Extra... extra) {
         Context c(typed(instance), request.get());
         using R = std::invoke_result_t<F&, Context&, Extra&...>;

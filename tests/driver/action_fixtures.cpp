@@ -10,11 +10,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-
 ActorOptions action_timeout(std::chrono::milliseconds timeout) {
     ActorOptions options;
     options.action_timeout = timeout;

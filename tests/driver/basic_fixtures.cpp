@@ -11,11 +11,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-
 JsonActor counter() {
     return JsonActor()
         .state(Json{{"count", 0}})

@@ -10,11 +10,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-
 std::optional<Conn> find_conn(const Ctx& c, const std::string& id) {
     for (Conn& conn : c.conns())
         if (conn.id() == id)

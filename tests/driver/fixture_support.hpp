@@ -12,6 +12,13 @@ namespace rivetkit::driver {
 
 using namespace std::chrono_literals;
 
+// Fixture actors keep JavaScript-shaped state and vars as JSON.
+using Ctx = ActorContext<Json, Json>;
+using Act = ActionContext<Json, Json>;
+using JsonActor = Actor<Json, Json>;
+using Task = boost::asio::awaitable<Json>;
+using Void = boost::asio::awaitable<void>;
+
 // a + b as JavaScript adds numbers: integers stay integers, otherwise a double.
 inline Json add(const Json& a, const Json& b) {
     if (a.is_number_integer() && b.is_number_integer())
@@ -35,6 +42,26 @@ inline bool truthy_field(const Json& object, const char* field) {
     if (it->is_string())
         return !it->get<std::string>().empty();
     return true;
+}
+
+// object.field += 1 (a missing field counts from 0).
+inline void bump(Json& object, const char* field) {
+    object[field] = add(object.value(field, Json(0)), 1);
+}
+
+// {field: state.field, ...} for the listed fields (absent ones null).
+inline Json pick(const Json& state, std::initializer_list<const char*> fields) {
+    Json out = Json::object();
+    for (const char* f : fields)
+        out[f] = state.value(f, Json());
+    return out;
+}
+
+// Options with only upstream's sleepTimeout set.
+inline ActorOptions sleep_options(std::chrono::milliseconds timeout) {
+    ActorOptions options;
+    options.sleep_timeout = timeout;
+    return options;
 }
 
 // `object.field ?? fallback` for a string field.

@@ -9,16 +9,7 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Void = boost::asio::awaitable<void>;
-
 constexpr auto kHibernationSleepTimeout = 500ms;
-
-void bump(Json& object, const char* field) {
-    object[field] = add(object.value(field, Json(0)), 1);
-}
 
 // conn.state.<field> += 1 (the connection's state lives in core, as CBOR).
 Json bump_conn(Conn& conn, const char* field) {
@@ -30,12 +21,6 @@ Json bump_conn(Conn& conn, const char* field) {
     return state[field];
 }
 
-ActorOptions sleep_after(std::chrono::milliseconds timeout) {
-    ActorOptions options;
-    options.sleep_timeout = timeout;
-    return options;
-}
-
 Json actor_counts(const Json& state) {
     return Json{{"sleepCount", state["sleepCount"]}, {"wakeCount", state["wakeCount"]}};
 }
@@ -43,7 +28,7 @@ Json actor_counts(const Json& state) {
 JsonActor hibernation_actor() {
     return JsonActor()
         .state(Json{{"sleepCount", 0}, {"wakeCount", 0}})
-        .options(sleep_after(kHibernationSleepTimeout))
+        .options(sleep_options(kHibernationSleepTimeout))
         .create_conn_state([](Ctx&) {
             return Json{{"count", 0}, {"connectCount", 0}, {"disconnectCount", 0}};
         })
@@ -79,7 +64,7 @@ JsonActor hibernation_actor() {
 JsonActor hibernation_sleep_window_actor() {
     return JsonActor()
         .state(Json{{"sleepCount", 0}, {"wakeCount", 0}})
-        .options(sleep_after(kHibernationSleepTimeout))
+        .options(sleep_options(kHibernationSleepTimeout))
         .create_conn_state([](Ctx&) { return Json::object(); })
         .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
         .on_sleep([](Ctx& c) -> Void {
@@ -94,7 +79,7 @@ JsonActor hibernation_sleep_window_actor() {
 JsonActor file_system_hibernation_cleanup_actor() {
     return JsonActor()
         .state(Json{{"wakeCount", 0}, {"sleepCount", 0}, {"disconnectWakeCounts", Json::array()}})
-        .options(sleep_after(500ms))
+        .options(sleep_options(500ms))
         .create_conn_state([](Ctx&) { return Json::object(); })
         .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
         .on_sleep([](Ctx& c) { bump(c.state(), "sleepCount"); })

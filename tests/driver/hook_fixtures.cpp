@@ -10,10 +10,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-
 JsonActor ping_actor() {
     return JsonActor().action("ping", [](Act&) { return "pong"; });
 }

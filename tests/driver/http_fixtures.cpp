@@ -12,10 +12,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-
 // The request as JavaScript's `new Request("http://actor" + path)` shows it.
 std::string url_of(const Request& r) {
     return "http://actor" + (r.path.empty() || r.path.front() != '/' ? "/" + r.path : r.path);

@@ -9,30 +9,7 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-using Void = boost::asio::awaitable<void>;
-
 constexpr auto kRunSleepTimeout = 1000ms;
-
-ActorOptions sleep_options(std::chrono::milliseconds timeout) {
-    ActorOptions options;
-    options.sleep_timeout = timeout;
-    return options;
-}
-
-void bump(Json& state, const char* field) {
-    state[field] = add(state.value(field, Json(0)), 1);
-}
-
-Json pick(const Json& state, std::initializer_list<const char*> fields) {
-    Json out = Json::object();
-    for (const char* f : fields)
-        out[f] = state.value(f, Json());
-    return out;
-}
 
 // (No braced temporaries inside co_await expressions: GCC 12.)
 Void record_event(std::string observer_key, std::string actor_key, std::string event) {

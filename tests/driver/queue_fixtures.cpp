@@ -11,11 +11,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-
 Json message_json(const QueueMessage& m) {
     return Json{{"name", m.name}, {"body", m.body}};
 }

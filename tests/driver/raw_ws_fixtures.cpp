@@ -10,11 +10,6 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Void = boost::asio::awaitable<void>;
-
 std::string search_of(const std::string& path) {
     auto q = path.find('?');
     if (q == std::string::npos || q + 1 == path.size())

@@ -12,25 +12,9 @@ namespace rivetkit::driver {
 
 namespace {
 
-using Ctx = ActorContext<Json, Json>;
-using Act = ActionContext<Json, Json>;
-using JsonActor = Actor<Json, Json>;
-using Task = boost::asio::awaitable<Json>;
-using Void = boost::asio::awaitable<void>;
-
 constexpr auto kSleepTimeout = 1000ms;
 constexpr auto kRawWsSleepTimeout = 100ms;
 constexpr auto kRawWsHandlerDelay = 250ms;
-
-ActorOptions sleep_options(std::chrono::milliseconds timeout) {
-    ActorOptions options;
-    options.sleep_timeout = timeout;
-    return options;
-}
-
-void bump(Json& state, const char* field) {
-    state[field] = add(state.value(field, Json(0)), 1);
-}
 
 // state {startCount, sleepCount} counted by on_wake / on_sleep.
 JsonActor counted(Json state) {
@@ -38,13 +22,6 @@ JsonActor counted(Json state) {
         .state(std::move(state))
         .on_wake([](Ctx& c) { bump(c.state(), "startCount"); })
         .on_sleep([](Ctx& c) { bump(c.state(), "sleepCount"); });
-}
-
-Json pick(const Json& state, std::initializer_list<const char*> fields) {
-    Json out = Json::object();
-    for (const char* f : fields)
-        out[f] = state.value(f, Json());
-    return out;
 }
 
 JsonActor sleep_actor() {
