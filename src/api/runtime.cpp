@@ -276,11 +276,13 @@ class Loop {
     void serve(event::ConnectionPreflight& e) {
         MakeHook make;
         if (def_->on_before_connect || def_->create_conn_state)
-            make = [def = def_, instance = inst_, conn = e.conn, params = e.params,
-                    request = e.request ? std::make_shared<const Request>(Request{
-                                              e.request->method, e.request->path,
-                                              e.request->headers, e.request->body})
-                                        : nullptr]() {
+            // Moved, not copied: an HTTP action makes a connection, so a preflight, per call.
+            make = [def = def_, instance = inst_, conn = e.conn, params = std::move(e.params),
+                    request = e.request
+                                  ? std::make_shared<const Request>(Request{
+                                        std::move(e.request->method), std::move(e.request->path),
+                                        std::move(e.request->headers), std::move(e.request->body)})
+                                  : nullptr]() {
                 return preflight(def, instance, conn, params, request);
             };
         start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
@@ -325,8 +327,8 @@ class Loop {
             if (e.request)
                 upgrade = Request{std::move(e.request->method), std::move(e.request->path),
                                   std::move(e.request->headers), std::move(e.request->body)};
-            start(ctx(), run_websocket(def_, inst_, WebSocket(e.socket, e.conn),
-                                       std::move(upgrade), accept));
+            start(ctx(), run_websocket(def_, inst_, WebSocket(e.socket, e.conn), std::move(upgrade),
+                                       accept));
             if (!accept->answered()) {
                 // The hook suspended: the socket is its now.
                 accept->send(Status{});

@@ -1,11 +1,13 @@
 #pragma once
-// Small helpers shared by the fixture files: JavaScript-like arithmetic on JSON numbers and
-// JSON object access with defaults.
+// What the fixture files share: JSON-state actor aliases, JavaScript-like arithmetic on JSON
+// numbers, JSON object access with defaults, delays and calls to other actors.
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
+#include "core/actor/context.hpp"
+#include "rivetkit/client.hpp"
 #include "rivetkit/rivetkit.hpp"
 
 namespace rivetkit::driver {
@@ -73,13 +75,6 @@ inline std::string string_field(const Json& object, const char* field, std::stri
     }
     return fallback;
 }
-
-}  // namespace rivetkit::driver
-
-#include "core/actor/context.hpp"
-#include "rivetkit/client.hpp"
-
-namespace rivetkit::driver {
 
 // JavaScript's `await new Promise(r => setTimeout(r, ms))`: a delay the actor's abort signal does
 // not cut short (ActorContext::sleep_for returns early once the actor starts stopping).

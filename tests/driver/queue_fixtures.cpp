@@ -43,6 +43,15 @@ std::uint32_t count_of(const Json& options) {
     return 1;
 }
 
+// A receive's options from the fixture's arguments: names, then {count?, timeout?}.
+QueueReceiveOptions receive_options(const Json& names, const Json& options) {
+    QueueReceiveOptions opts;
+    opts.names = names_of(names);
+    opts.count = count_of(options);
+    opts.timeout = timeout_of(options);
+    return opts;
+}
+
 Json error_json(const ErrorException& e) {
     return Json{{"group", e.error().group()}, {"code", e.error().code()}};
 }
@@ -77,29 +86,23 @@ JsonActor queue_actor() {
         .action("receiveMany",
                 [](Act& c, Json names, std::optional<Json> options) -> Task {
                     Queue queue = c.queue();
-                    QueueReceiveOptions opts;
-                    opts.names = names_of(names);
-                    opts.count = count_of(options.value_or(Json()));
-                    opts.timeout = timeout_of(options.value_or(Json()));
+                    QueueReceiveOptions opts = receive_options(names, options.value_or(Json()));
                     std::vector<QueueMessage> got = co_await queue.next_batch(std::move(opts));
                     co_return messages_json(got);
                 })
         .action("receiveRequest",
                 [](Act& c, Json request) -> Task {
                     Queue queue = c.queue();
-                    QueueReceiveOptions opts;
-                    opts.names = names_of(request.value("names", Json()));
-                    opts.count = count_of(request);
-                    opts.timeout = timeout_of(request);
+                    QueueReceiveOptions opts =
+                        receive_options(request.value("names", Json()), request);
                     std::vector<QueueMessage> got = co_await queue.next_batch(std::move(opts));
                     co_return messages_json(got);
                 })
         .action("tryReceiveMany",
                 [](Act& c, Json request) -> Task {
                     Queue queue = c.queue();
-                    QueueReceiveOptions opts;
-                    opts.names = names_of(request.value("names", Json()));
-                    opts.count = count_of(request);
+                    QueueReceiveOptions opts =
+                        receive_options(request.value("names", Json()), request);
                     std::vector<QueueMessage> got = co_await queue.try_next_batch(std::move(opts));
                     co_return messages_json(got);
                 })

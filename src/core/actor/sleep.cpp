@@ -8,6 +8,7 @@
 // grace completion; at the grace deadline it is aborted. Once teardown started, new work is
 // refused: the future is destroyed unstarted (its captured state's destructors run at once).
 
+#include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
 #include "base/log.hpp"
@@ -60,28 +61,35 @@ bool ActorContext::can_finalize_shutdown(ShutdownKind reason) const {
 
 namespace {
 
+// How tracked work that threw ended: an abort (teardown, the grace deadline) is the frame
+// finishing; anything else is the user's work failing (upstream's rejected waitUntil promise).
+void report_tracked_work_exception(const WeakActorContext& weak, std::string_view kind,
+                                   const std::exception& e) {
+    if (const auto* sys = dynamic_cast<const boost::system::system_error*>(&e);
+        sys != nullptr && sys->code() == boost::asio::error::operation_aborted) {
+        log::debug("actor tracked work aborted", {{"kind", kind}});
+        return;
+    }
+    std::string actor_id;
+    if (auto ctx = weak.upgrade())
+        actor_id = ctx->actor_id();
+    if (kind == "wait_until")
+        log::warn("actor wait_until promise rejected",
+                  {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
+    else
+        log::warn("actor tracked work failed",
+                  {{"actor_id", actor_id}, {"kind", kind}, {"error", std::string_view(e.what())}});
+}
+
 // `kind` is always a string literal label, so a view is safe to keep in the frame.
 boost::asio::awaitable<void> run_tracked_work(WeakActorContext weak, std::uint64_t id,
-                                              std::string_view kind, boost::asio::awaitable<void> body,
+                                              std::string_view kind,
+                                              boost::asio::awaitable<void> body,
                                               std::optional<WorkRegion> region) {
     try {
         co_await std::move(body);
-    } catch (const boost::system::system_error& e) {
-        // An abort (teardown, grace deadline) lands here: the frame is finishing either way.
-        log::debug("actor tracked work ended by exception",
-                   {{"kind", kind}, {"error", std::string_view(e.what())}});
     } catch (const std::exception& e) {
-        // The user's work failed (upstream's rejected waitUntil promise): say so, with the actor.
-        std::string actor_id;
-        if (auto ctx = weak.upgrade())
-            actor_id = ctx->actor_id();
-        if (kind == "wait_until")
-            log::warn("actor wait_until promise rejected",
-                      {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
-        else
-            log::warn("actor tracked work failed", {{"actor_id", actor_id},
-                                                    {"kind", kind},
-                                                    {"error", std::string_view(e.what())}});
+        report_tracked_work_exception(weak, kind, e);
     }
     region.reset();
     if (auto ctx = weak.upgrade()) {
@@ -105,8 +113,8 @@ bool ActorContext::spawn_shutdown_task(std::string_view kind, boost::asio::await
     std::optional<WorkRegion> region;
     if (keep_awake)
         region.emplace(p_, RegionKind::InternalKeepAwake);
-    auto handle = rt::spawn(s.executor, run_tracked_work(downgrade(), id, kind,
-                                                         std::move(fut), std::move(region)));
+    auto handle = rt::spawn(
+        s.executor, run_tracked_work(downgrade(), id, kind, std::move(fut), std::move(region)));
     s.shutdown_tasks.emplace(id, std::move(handle));
     signal_activity();
     return true;

@@ -286,8 +286,9 @@ class ConnectListener final : public envoy::WebSocketListener {
     rt::Sender<Inbound> tx_;
 };
 
-// Events the actor sends a new connection before its socket is open (from on_connect): the
-// gateway does not know the socket yet, so they wait here and follow the Init, in order.
+// Events the actor sends a new connection before its Init went out (from on_connect): the
+// protocol's first message is Init (it carries the connection id), so they wait here and follow
+// it, in order. (The envoy separately holds every early frame until the gateway has the open.)
 struct EarlyEvents {
     bool open = false;
     std::vector<Bytes> frames;

@@ -270,7 +270,11 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector_authorized(
                                      : std::string();
         if (name.empty())
             co_return invalid_request("Queue message name must not be empty");
-        auto body = json_member_as_cbor(request.body, "body", "null", false);
+        auto body_member = root.find("body");
+        auto body = json_text_to_cbor(
+            body_member == root.end()
+                ? std::string("null")
+                : body_member->dump(-1, ' ', false, json::error_handler_t::replace));
         if (!body.ok())
             co_return error_json(body.error());
         ActorQueue queue(ctx);
