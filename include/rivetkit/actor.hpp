@@ -56,6 +56,7 @@ class Actor {
     using TypedInstance = detail::Instance<State, Vars>;
 
     Actor() {
+        def_.stateless = std::is_same_v<State, Stateless>;
         def_.make_instance = [] { return std::make_shared<TypedInstance>(); };
         def_.create_vars = [](detail::InstancePtr instance) -> boost::asio::awaitable<void> {
             if constexpr (std::is_default_constructible_v<Vars>)
@@ -297,6 +298,35 @@ class Actor {
         return *this;
     }
 
+    // Declares event `name` (upstream's `events: { name: event({ canSubscribe }) }`) with the
+    // check a connection's subscription to it must pass: `(Context&, const Conn& conn) -> bool`
+    // (or awaitable<bool>). False refuses the subscription with auth/forbidden: the connection is
+    // closed with 1011 "auth.forbidden" and its pending calls fail with that error. The check may
+    // change the state (it is saved). Events not declared may be subscribed to by anyone, and
+    // broadcasting any name is allowed.
+    template <typename F>
+    Actor& event(std::string name, F can_subscribe) {
+        def_.events.insert_or_assign(std::move(name), conn_check(std::move(can_subscribe)));
+        return *this;
+    }
+
+    // Declares queue `name`, to which clients may send (POST /queue/{name}, a handle's send).
+    // Sends to a name the actor did not declare are answered "completed" and dropped, never
+    // enqueued — so an actor that declares no queue takes no messages from clients (as
+    // upstream's 2.3.19 runtime). The actor itself may send to any name (c.queue().send).
+    Actor& queue(std::string name) {
+        def_.queues.insert_or_assign(std::move(name), ConnCheck{});
+        return *this;
+    }
+    // With the check each send must pass: `(Context&, const Conn& sender) -> bool` (or
+    // awaitable<bool>), c.request() being the send's HTTP request. False refuses the send with
+    // auth/forbidden (HTTP 403).
+    template <typename F>
+    Actor& queue(std::string name, F can_publish) {
+        def_.queues.insert_or_assign(std::move(name), conn_check(std::move(can_publish)));
+        return *this;
+    }
+
     // `(Action& c, Args... args) -> R`, R as described above.
     template <typename F>
     Actor& action(std::string name, F fn, ActionOptions options = {}) {
@@ -393,6 +423,30 @@ class Actor {
             return call_hook(fn, std::move(instance));
         };
     }
+    using ConnCheck = detail::ConnCheck;
+    template <typename F>
+    static ConnCheck conn_check(F fn) {
+        static_assert(std::is_invocable_v<F&, Context&, const Conn&>,
+                      "an access check takes (Context&, const Conn&)");
+        return [fn = std::move(fn)](detail::InstancePtr instance, core::ConnHandle handle,
+                                    std::shared_ptr<const Request> request)
+                   -> boost::asio::awaitable<bool> {
+            Context c(typed(instance), request.get());
+            const Conn conn(std::move(handle));
+            using R = std::invoke_result_t<F&, Context&, const Conn&>;
+            bool allowed = false;
+            if constexpr (detail::Awaited<R>::is_async) {
+                R pending = fn(c, conn);
+                allowed = co_await std::move(pending);
+            } else {
+                allowed = fn(c, conn);
+            }
+            if (c.touched())
+                instance->touched = true;
+            co_return allowed;
+        };
+    }
+
     template <typename F>
     static detail::ConnHook conn_hook(F fn) {
         return [fn = std::move(fn)](detail::InstancePtr instance, core::ConnHandle handle) {

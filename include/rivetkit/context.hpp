@@ -27,6 +27,7 @@
 #include "core/actor/connection.hpp"
 #include "core/actor/kv.hpp"
 #include "runtime/cancellation.hpp"
+#include "rivetkit/options.hpp"
 #include "rivetkit/queue.hpp"
 #include "rivetkit/sqlite.hpp"
 #include "rivetkit/value.hpp"
@@ -41,6 +42,13 @@ class ActorContext;
 
 // The Vars of an actor that declares none.
 struct NoVars {};
+
+// The State of an actor without state (upstream's actor with neither `state` nor
+// `createState`): nothing of it is saved, the inspector reports state as not enabled, and
+// `c.state()` throws ErrorException actor/state_not_enabled.
+struct Stateless {};
+inline void to_json(Json& j, const Stateless&) { j = nullptr; }
+inline void from_json(const Json&, Stateless&) {}
 
 // One client connection.
 class Conn {
@@ -115,6 +123,8 @@ class InstanceCore {
     bool touched = false;
     // While on_state_change runs: mutable state access is refused.
     bool in_state_change = false;
+    // ActorOptions::database == false: db() throws actor/database_not_configured.
+    bool database_disabled = false;
     // Re-encodes the state if touched; a changed encoding marks it dirty and, with
     // `request_save`, asks core for a save. Returns the current encoding.
     const Bytes& sync_state(bool request_save);
@@ -147,7 +157,7 @@ class InstanceCore {
     const core::Kv& kv() const;
     boost::asio::awaitable<std::shared_ptr<Database>> db() const;
     std::vector<Conn> conns() const;
-    boost::asio::awaitable<void> save_state();
+    boost::asio::awaitable<void> save_state(SaveStateOptions options);
     // A keep-awake region (core RegionKind::KeepAwake) held until the returned guard is dropped.
     std::shared_ptr<void> keep_awake_guard() const;
     bool wait_until(boost::asio::awaitable<void> work) const;
@@ -188,13 +198,19 @@ class ActorContext {
     // Mutable access: whatever the handler changes through it is saved. Inside on_state_change
     // it throws ErrorException actor/state_mutation_reentrant (as upstream: the hook observes).
     State& state() {
+        if constexpr (std::is_same_v<State, Stateless>)
+            throw ErrorException(errors::actor_state_not_enabled());
         if (instance_->in_state_change)
             throw ErrorException(errors::actor_state_mutation_reentrant());
         touched_ = true;
         instance_->touched = true;
         return instance_->state;
     }
-    const State& state() const { return instance_->state; }
+    const State& state() const {
+        if constexpr (std::is_same_v<State, Stateless>)
+            throw ErrorException(errors::actor_state_not_enabled());
+        return instance_->state;
+    }
 
     // This generation's vars (never saved). Throws std::logic_error before create_vars ran
     // (in on_create, which upstream also runs before createVars).
@@ -232,16 +248,18 @@ class ActorContext {
     void sleep() const { instance_->sleep(); }
     void destroy() const { instance_->destroy(); }
 
-    // Saves the state now and waits until it is durable (throws ErrorException on failure).
-    boost::asio::awaitable<void> save_state() {
+    // Saves the state and waits until it is durable (throws ErrorException on failure): now, or
+    // with `{.immediate = false, .max_wait = d}` within d (upstream's `c.saveState(opts)`).
+    boost::asio::awaitable<void> save_state(SaveStateOptions options = {}) {
         if (touched_)
             instance_->touched = true;
-        return instance_->save_state();
+        return instance_->save_state(options);
     }
 
     const core::Kv& kv() const { return instance_->kv(); }
     // The actor's SQLite database (rivetkit/sqlite.hpp), opened on first use. Throws
-    // ErrorException (sqlite/*) when it cannot be opened.
+    // ErrorException (sqlite/*) when it cannot be opened, actor/database_not_configured when the
+    // actor declared none (ActorOptions::database = false).
     boost::asio::awaitable<std::shared_ptr<Database>> db() const { return instance_->db(); }
     // The actor's durable queue (see rivetkit/queue.hpp); a view for this call, don't keep it.
     // Views taken in one handler call share its pending completable messages: receiving again

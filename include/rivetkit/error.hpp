@@ -35,4 +35,12 @@ class PublicError : public ErrorException {
                              .make_public(http_status)) {}
 };
 
+// Upstream's forbiddenError(): auth/forbidden "Forbidden", shown to the client, HTTP 403. Thrown
+// from on_before_connect it refuses the connection; an event's or queue's access check that
+// returns false answers it too.
+class Forbidden : public ErrorException {
+  public:
+    Forbidden() : ErrorException(errors::auth_forbidden()) {}
+};
+
 }  // namespace rivetkit

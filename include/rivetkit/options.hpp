@@ -39,8 +39,10 @@ struct ActorOptions {
     std::optional<std::uint32_t> max_connections;
     std::optional<std::uint32_t> max_subscriptions_per_connection;
     std::optional<std::uint32_t> max_scheduled_events;
-    // The actor uses its SQLite database (c.db()): the inspector shows the database tab from
-    // the start instead of only once the database was opened.
+    // The actor uses its SQLite database (c.db()): true shows the inspector's database tab from
+    // the start instead of only once the database was opened; false declares that it has none,
+    // and c.db() then throws actor/database_not_configured (upstream's actor without `db`).
+    // Unset: the database opens on first use.
     std::optional<bool> database;
     // Upstream's canHibernateWebSocket, for raw sockets (on_websocket): such a socket stays open
     // at the gateway while the actor sleeps. Its connection is persisted, a message on it wakes
@@ -50,6 +52,13 @@ struct ActorOptions {
     // and wins over the flag.
     std::optional<bool> can_hibernate_websocket;
     std::function<bool(const Request&)> can_hibernate_websocket_if;
+};
+
+// ActorContext::save_state: `immediate` saves now; otherwise the save comes with the debounced
+// ones, but no later than `max_wait` after the call (upstream's `saveState({ maxWait })`).
+struct SaveStateOptions {
+    bool immediate = true;
+    std::optional<std::chrono::milliseconds> max_wait;
 };
 
 struct ActionOptions {

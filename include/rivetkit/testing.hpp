@@ -67,7 +67,9 @@ class TestConnection {
     void off(std::uint64_t listener);
     // Every event of this name received so far, oldest first (needs a listener or subscribe()).
     std::vector<Json> events(std::string_view event) const;
-    // Subscribes without a handler (events() collects them).
+    // Subscribes without a handler (events() collects them). A subscription the actor refuses
+    // (an event's can_subscribe) closes the connection, as a real client's: its later calls fail
+    // with the refusal's error (auth/forbidden).
     void subscribe(std::string event);
 
     Result<Json> action(std::string name, Json args = Json::array());

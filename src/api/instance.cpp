@@ -130,15 +130,20 @@ std::vector<Conn> InstanceCore::conns() const {
 }
 
 boost::asio::awaitable<std::shared_ptr<Database>> InstanceCore::db() const {
+    if (database_disabled)
+        throw ErrorException(errors::actor_database_not_configured());
     core::ActorContext ctx = *ctx_;
     auto opened = co_await ctx.db();
     co_return std::move(opened).value();
 }
 
-boost::asio::awaitable<void> InstanceCore::save_state() {
+boost::asio::awaitable<void> InstanceCore::save_state(SaveStateOptions options) {
     sync_state(false);
     // The save below asks the runtime for the state, which answers with the dirty encoding.
-    core::RequestSaveOpts opts{true, std::nullopt};
+    core::RequestSaveOpts opts{options.immediate, std::nullopt};
+    if (options.max_wait)
+        opts.max_wait_ms = static_cast<std::uint32_t>(
+            std::clamp<std::chrono::milliseconds::rep>(options.max_wait->count(), 0, UINT32_MAX));
     Status saved = co_await ctx_->request_save_and_wait(opts);
     saved.value();
 }

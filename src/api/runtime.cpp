@@ -21,6 +21,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <algorithm>
+#include <cctype>
 #include <exception>
 #include <functional>
 #include <utility>
@@ -126,8 +128,44 @@ boost::asio::awaitable<void> run_hook(DefinitionPtr def, InstancePtr instance, M
                   {{"actor_id", instance->actor_id()}, {"error", status.error().to_string()}});
 }
 
+// The connection params a raw request carries (x-rivet-conn-params, JSON) as CBOR; empty when
+// none.
+Result<Bytes> raw_request_params(const core::HttpRequest& request) {
+    for (const auto& [name, value] : request.headers) {
+        if (name.size() != 19 || !std::equal(name.begin(), name.end(), "x-rivet-conn-params",
+                                             [](char a, char b) {
+                                                 return std::tolower(static_cast<unsigned char>(
+                                                            a)) == b;
+                                             }))
+            continue;
+        Json parsed = Json::parse(value, nullptr, false);
+        if (parsed.is_discarded())
+            return errors::protocol_invalid_http_request("invalid x-rivet-conn-params");
+        return to_cbor(parsed);
+    }
+    return Bytes{};
+}
+
+// A raw request is served on a connection of its own, as upstream's runtime does: the params from
+// x-rivet-conn-params go through on_before_connect and create_conn_state (which may refuse the
+// request: auth/forbidden answers 403), on_connect and on_disconnect run around it.
 boost::asio::awaitable<void> run_request(DefinitionPtr def, InstancePtr instance,
                                          event::HttpRequestEv ev) {
+    Result<Bytes> params = raw_request_params(ev.request);
+    if (!params.ok()) {
+        ev.reply.send(std::move(params).error());
+        co_return;
+    }
+    core::ConnectOptions options;
+    options.params = std::move(params).value();
+    options.request = ev.request;
+    const core::ActorContext& ctx = instance->ctx();
+    Result<core::ConnHandle> connected = co_await ctx.connect_conn(std::move(options));
+    if (!connected.ok()) {
+        ev.reply.send(std::move(connected).error());
+        co_return;
+    }
+    core::ConnHandle conn = std::move(connected).value();
     Request request{std::move(ev.request.method), std::move(ev.request.path),
                     std::move(ev.request.headers), std::move(ev.request.body)};
     std::exception_ptr failure;
@@ -139,6 +177,12 @@ boost::asio::awaitable<void> run_request(DefinitionPtr def, InstancePtr instance
         failure = std::current_exception();
     }
     sync_state(*def, instance);
+    Status disconnected = co_await conn.disconnect(std::nullopt);
+    if (!disconnected.ok())
+        log::debug("raw request connection did not disconnect cleanly",
+                   {{"actor_id", instance->actor_id()},
+                    {"conn_id", conn.id()},
+                    {"error", disconnected.error().to_string()}});
     if (!response) {
         ev.reply.send(error_from_exception(failure));
         co_return;
@@ -194,12 +238,60 @@ boost::asio::awaitable<void> preflight(DefinitionPtr def, InstancePtr instance,
     }
 }
 
+// Runs an event's or queue's access check; a throw is its error.
+boost::asio::awaitable<Result<bool>> check_access(const ConnCheck& check, InstancePtr instance,
+                                                  core::ConnHandle conn,
+                                                  std::shared_ptr<const Request> request) {
+    std::exception_ptr failure;
+    try {
+        boost::asio::awaitable<bool> pending =
+            check(std::move(instance), std::move(conn), std::move(request));
+        co_return co_await std::move(pending);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    co_return error_from_exception(failure);
+}
+
+// A subscription to a declared event with a check: refused with auth/forbidden unless it passes.
+boost::asio::awaitable<void> run_subscribe(DefinitionPtr def, InstancePtr instance,
+                                           event::SubscribeRequest ev, ConnCheck check) {
+    Result<bool> allowed = co_await check_access(check, instance, ev.conn, nullptr);
+    sync_state(*def, instance);
+    if (!allowed.ok())
+        ev.reply.send(std::move(allowed).error());
+    else if (!allowed.value())
+        ev.reply.send(errors::auth_forbidden());
+    else
+        ev.reply.send(Status{});
+}
+
 // POST /queue/{name}: enqueue (and with `wait`, wait for the receiver's completion, bounded by the
 // request's timeout: a timeout answers status timedOut, as upstream's runtime does; the actor
 // starting to shut down ends the wait with actor/aborted, as upstream's abort token does).
-boost::asio::awaitable<void> run_queue_send(InstancePtr instance, event::QueueSend ev) {
-    core::ActorQueue queue(instance->ctx());
+boost::asio::awaitable<void> run_queue_send(DefinitionPtr def, InstancePtr instance,
+                                            event::QueueSend ev) {
     core::QueueSendResult result;
+    auto declared = def->queues.find(ev.name);
+    if (declared == def->queues.end()) {
+        // Upstream's rule: only declared queues take client messages; others are acknowledged
+        // and dropped.
+        log::debug("queue send to an undeclared queue dropped",
+                   {{"actor_id", instance->actor_id()}, {"queue", ev.name}});
+        ev.reply.send(std::move(result));
+        co_return;
+    }
+    if (const ConnCheck& can_publish = declared->second) {
+        auto request = std::make_shared<const Request>(
+            Request{ev.request.method, ev.request.path, ev.request.headers, ev.request.body});
+        Result<bool> allowed = co_await check_access(can_publish, instance, ev.conn, request);
+        sync_state(*def, instance);
+        if (!allowed.ok() || !allowed.value()) {
+            ev.reply.send(allowed.ok() ? errors::auth_forbidden() : std::move(allowed).error());
+            co_return;
+        }
+    }
+    core::ActorQueue queue(instance->ctx());
     if (ev.wait) {
         core::EnqueueAndWaitOpts opts;
         if (ev.timeout_ms)
@@ -306,7 +398,14 @@ class Loop {
         start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
     }
 
-    void serve(event::SubscribeRequest& e) { e.reply.send(Status{}); }
+    void serve(event::SubscribeRequest& e) {
+        auto declared = def_->events.find(e.event_name);
+        if (declared == def_->events.end() || !declared->second) {
+            e.reply.send(Status{});
+            return;
+        }
+        start(ctx(), run_subscribe(def_, inst_, std::move(e), declared->second));
+    }
     void serve(event::DisconnectConn& e) { e.reply.send(Status{}); }
 
     void serve(event::HttpRequestEv& e) {
@@ -338,7 +437,7 @@ class Loop {
         }
         e.reply.send(errors::actor_invalid_operation("this actor does not accept raw websockets"));
     }
-    void serve(event::QueueSend& e) { start(ctx(), run_queue_send(inst_, std::move(e))); }
+    void serve(event::QueueSend& e) { start(ctx(), run_queue_send(def_, inst_, std::move(e))); }
     // A typed actor has no workflow: the request is dropped unanswered, which is how core (as
     // upstream's) learns that and reports isWorkflowEnabled false to the inspector.
     void serve(event::WorkflowHistoryRequested&) {}
@@ -359,7 +458,9 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
                                        const core::ActorStart& start_info) {
     std::exception_ptr failure;
     try {
-        if (start_info.snapshot) {
+        if (start_info.snapshot && def.stateless) {
+            instance->set_saved_state(*start_info.snapshot);
+        } else if (start_info.snapshot) {
             auto value = from_cbor(*start_info.snapshot);
             if (!value.ok())
                 co_return errors::protocol_invalid_persisted_data("actor state: " +
@@ -412,6 +513,7 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
 boost::asio::awaitable<Status> run_generation(DefinitionPtr def, core::ActorStart start_info) {
     InstancePtr instance = def->make_instance();
     instance->bind(start_info.ctx);
+    instance->database_disabled = def->options.database == false;
     Status prepared = co_await prepare(*def, instance, start_info);
     if (start_info.startup_ready)
         start_info.startup_ready->send(prepared);
@@ -434,6 +536,7 @@ std::shared_ptr<core::ActorFactory> make_factory(std::shared_ptr<const Definitio
     for (const auto& [name, entry] : definition->actions)
         names.push_back(name);
     core::ActorConfig config = to_actor_config(definition->options, names);
+    config.has_state = !definition->stateless;
     core::ActorEntry entry = [definition](core::ActorStart start_info) {
         return run_generation(definition, std::move(start_info));
     };

@@ -216,6 +216,19 @@ Error actor_state_mutation_reentrant() {
     return {"actor", "state_mutation_reentrant",
             "State mutations are not allowed inside onStateChange."};
 }
+Error actor_state_not_enabled() {
+    return Error("actor", "state_not_enabled",
+                 "State not enabled. Must implement `createState` or `state` to use state. "
+                 "(https://www.rivet.dev/docs/actors/state/#initializing-state)")
+        .make_public();
+}
+Error actor_database_not_configured() {
+    return Error("actor", "database_not_configured", "database is not configured for this actor")
+        .make_public();
+}
+Error auth_forbidden() {
+    return Error("auth", "forbidden", "Forbidden").make_public(403);
+}
 Error actor_invalid_request(std::string_view detail) {
     return {"actor", "invalid_request", std::string(detail)};
 }

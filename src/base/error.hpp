@@ -113,6 +113,12 @@ Error actor_action_not_found(std::string_view name);
 Error actor_method_not_allowed();
 Error actor_invalid_request(std::string_view detail);
 Error actor_state_mutation_reentrant();
+// A stateless actor's state was asked for (upstream's StateNotEnabled; public).
+Error actor_state_not_enabled();
+// db() of an actor that declared it has no database (options.database = false; public).
+Error actor_database_not_configured();
+// auth/forbidden, "Forbidden", HTTP 403 (upstream's forbiddenError(); public).
+Error auth_forbidden();
 // A value that does not match what the actor declared (a typed action's parameters, typed
 // connection params): "Invalid <target>", metadata {"issues":[{"message", "path"}]} as upstream's
 // schema validation reports it. `index`: the position of the offending argument, if one.

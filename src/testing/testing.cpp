@@ -184,6 +184,8 @@ struct ConnectionState {
     std::uint64_t next_listener = 1;
     std::set<std::string> subscribed;
     std::map<std::string, std::vector<Json>, std::less<>> received;
+    // Why the actor closed the connection (a refused subscription), as the client sees it.
+    std::optional<Error> closed_by;
 };
 
 class Link;
@@ -448,6 +450,8 @@ Task<Result<Json>> stateless_action(std::shared_ptr<EngineState> engine,
 Task<Result<Json>> connection_action(std::shared_ptr<ConnectionState> conn, std::string name,
                                      Bytes args) {
     auto actor = conn->actor;
+    if (conn->closed_by)
+        co_return *conn->closed_by;
     if (!conn->open || !actor->running || actor->running->generation != conn->generation)
         co_return Error("client", "connection_closed", "the connection is closed");
     auto instance = actor->running->instance;
@@ -509,6 +513,8 @@ Task<Result<std::shared_ptr<ConnectionState>>> open_connection(
     co_return state;
 }
 
+Task<Status> close_connection(std::shared_ptr<ConnectionState> conn);
+
 Task<Status> subscribe_connection(std::shared_ptr<ConnectionState> conn, std::string event) {
     auto actor = conn->actor;
     if (!conn->open || !actor->running || actor->running->generation != conn->generation)
@@ -524,8 +530,14 @@ Task<Status> subscribe_connection(std::shared_ptr<ConnectionState> conn, std::st
     auto got = co_await rx.recv();
     if (!got)
         co_return errors::actor_dropped_reply();
-    if (!got->ok())
+    if (!got->ok()) {
+        // As actor-connect: a refused subscription closes the connection with the error, and
+        // the client's calls on it fail with that error.
+        conn->closed_by = got->error();
+        Status closed = co_await close_connection(conn);
+        (void)closed;
         co_return std::move(*got);
+    }
     conn->conn->subscribe(event);
     conn->subscribed.insert(std::move(event));
     co_return Status{};

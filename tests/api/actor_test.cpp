@@ -461,9 +461,12 @@ TEST(TypedActor, hooks_see_the_request_behind_them) {
         get.headers = {{"x-probe", "http"}};
         CO_ASSERT((co_await h.request(get)).ok());
         CO_ASSERT((co_await h.call("peek")).ok());
+        // A raw request is a connection of its own (as upstream's runtime): its preflight sees
+        // the request too.
         EXPECT_EQ(*seen, (Seen{"before GET /connect ws", "state GET /connect ws", "connect none",
                                "before none", "state none", "connect none",
-                               "request GET /hello?x=1 http", "action none"}));
+                               "before GET /hello?x=1 http", "state GET /hello?x=1 http",
+                               "connect none", "request GET /hello?x=1 http", "action none"}));
         EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
     }());
 }

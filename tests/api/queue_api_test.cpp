@@ -19,6 +19,7 @@ using JobsAction = ActionContext<JobsState>;
 
 Actor<JobsState> consumer() {
     return Actor<JobsState>()
+        .queue("add")
         .run([](Jobs& c) -> Task<void> {
             Queue queue = c.queue();
             for (;;) {
@@ -38,6 +39,7 @@ Actor<JobsState> consumer() {
 
 Actor<JobsState> inbox() {
     return Actor<JobsState>()
+        .queue("job")
         .action("push",
                 [](JobsAction& c, std::string text) -> Task<std::uint64_t> {
                     Queue queue = c.queue();
@@ -164,6 +166,7 @@ TEST(TypedQueue, queue_full_is_a_structured_error_for_the_sender) {
 TEST(TypedQueue, a_pending_completable_message_blocks_the_next_receive_of_its_call) {
     auto actor =
         Actor<JobsState>()
+            .queue("job")
             .action("takeTwice",
                     [](JobsAction& c, bool complete_first) -> Task<Json> {
                         Queue queue = c.queue();

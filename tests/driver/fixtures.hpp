@@ -31,5 +31,7 @@ void use_lifecycle_fixtures(Registry& registry);
 void use_raw_ws_fixtures(Registry& registry);
 // hibernation.ts, file-system-hibernation-cleanup.ts
 void use_hibernation_fixtures(Registry& registry);
+// access-control.ts, stateless.ts, state-zod-coercion.ts, save-state.ts
+void use_access_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

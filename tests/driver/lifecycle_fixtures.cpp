@@ -94,6 +94,7 @@ void use_run_actors(Registry& registry) {
             .state(
                 Json{{"messagesReceived", Json::array()}, {"runStarted", false}, {"wakeCount", 0}})
             .options(sleep_options(kRunSleepTimeout))
+            .queue("messages")
             .on_wake([](Ctx& c) { bump(c.state(), "wakeCount"); })
             .run([](Ctx& c) -> Void {
                 c.state()["runStarted"] = true;
@@ -258,6 +259,7 @@ void use_destroy_actors(Registry& registry) {
         "destroyActor",
         JsonActor()
             .state(Json{{"value", 0}, {"key", ""}})
+            .queue("values")
             .create_vars([] {
                 return Json{{"ephemeral", "fresh"}};
             })

@@ -72,7 +72,11 @@ rt::CancellationToken aborted_token() {
 }
 
 JsonActor queue_actor() {
-    return JsonActor()
+    JsonActor actor;
+    for (const char* name : {"greeting", "self", "a", "b", "c", "one", "two", "missing", "abort",
+                             "tasks", "timeout", "nowait", "twice"})
+        actor.queue(name);
+    return actor
         .state(Json::object())
         .action("receiveOne",
                 [](Act& c, std::string name, std::optional<Json> options) -> Task {
@@ -257,7 +261,7 @@ JsonActor queue_limited_actor() {
     ActorOptions options;
     options.max_queue_size = 1;
     options.max_queue_message_size = 64;
-    return JsonActor().state(Json::object()).options(options);
+    return JsonActor().state(Json::object()).options(options).queue("message").queue("oversize");
 }
 
 std::vector<std::string> many_queue_names() {
@@ -268,7 +272,10 @@ std::vector<std::string> many_queue_names() {
 }
 
 JsonActor many_queue_child_actor() {
-    return JsonActor()
+    JsonActor actor;
+    for (const std::string& name : many_queue_names())
+        actor.queue(name);
+    return actor
         .create_state([](const Json& label) {
             return Json{{"label", label}, {"started", false}, {"processed", Json::array()}};
         })
@@ -319,6 +326,7 @@ JsonActor many_queue_action_parent_actor() {
 
 JsonActor many_queue_run_parent_actor() {
     return JsonActor()
+        .queue("spawn")
         .state(Json{{"spawned", Json::array()}})
         .action("queueSpawn",
                 [](Act& c, std::string key) -> Task {

@@ -36,6 +36,8 @@ std::shared_ptr<core::ActorFactory> queue_worker() {
     options.max_queue_message_size = 1024;
     return Actor<WorkerState>()
         .options(options)
+        .queue("jobs")
+        .queue("parked")
         .run([](Worker& c) -> Task<void> {
             Queue queue = c.queue();
             for (;;) {

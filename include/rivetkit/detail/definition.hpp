@@ -41,8 +41,20 @@ using WebSocketHook =
 using ParamsHook = std::function<boost::asio::awaitable<void>(
     InstancePtr, core::ConnHandle, Json params, std::shared_ptr<const Request> request)>;
 
+// An access check asked for a connection: an event's can_subscribe, a queue's can_publish.
+// `request`: the request behind it (a queue send's HTTP request), nullptr when none.
+using ConnCheck = std::function<boost::asio::awaitable<bool>(
+    InstancePtr, core::ConnHandle, std::shared_ptr<const Request> request)>;
+
 struct Definition {
     ActorOptions options;
+    // Actor<Stateless>: core's has_state is false and no snapshot is decoded.
+    bool stateless = false;
+    // Declared events with their subscription check (empty: none); undeclared events are open.
+    std::map<std::string, ConnCheck, std::less<>> events;
+    // Declared queues with their publish check (empty: none). Clients may send only to these: a
+    // send to another name is answered "completed" and dropped, as upstream does.
+    std::map<std::string, ConnCheck, std::less<>> queues;
     std::map<std::string, ActionEntry, std::less<>> actions;
     std::function<InstancePtr()> make_instance;
     // Sets the first state of a new actor from its input (null when none was given).

@@ -1,0 +1,223 @@
+// Declared events and queues with their access checks (Actor::event / Actor::queue), stateless
+// actors, an actor without a database, and save_state's options — through the test kit
+// (rivetkit/testing.hpp), as a user would test them.
+
+#include <gtest/gtest.h>
+
+#include <rivetkit/rivetkit.hpp>
+#include <rivetkit/testing.hpp>
+
+using namespace std::chrono_literals;
+using rivetkit::Json;
+using rivetkit::testing::TestEngine;
+
+namespace {
+
+struct Guarded {
+    std::string last_subscriber;
+    std::string last_publisher;
+    std::int64_t checks = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Guarded, last_subscriber, last_publisher, checks)
+
+using Ctx = rivetkit::ActorContext<Guarded>;
+using Act = rivetkit::ActionContext<Guarded>;
+template <typename T>
+using Task = boost::asio::awaitable<T>;
+
+rivetkit::Actor<Guarded> guarded() {
+    return rivetkit::Actor<Guarded>()
+        .event("open",
+               [](Ctx& c, const rivetkit::Conn& conn) {
+                   c.state().last_subscriber = conn.id();
+                   c.state().checks += 1;
+                   return true;
+               })
+        .event("closed",
+               [](Ctx& c, const rivetkit::Conn& conn) -> Task<bool> {
+                   c.state().last_subscriber = conn.id();
+                   c.state().checks += 1;
+                   co_return false;
+               })
+        .queue("inbox",
+               [](Ctx& c, const rivetkit::Conn& conn) {
+                   c.state().last_publisher = conn.id();
+                   return true;
+               })
+        .queue("sealed", [](Ctx&, const rivetkit::Conn&) { return false; })
+        .queue("free")
+        .action("ping", [](Act&) { return std::string("pong"); })
+        .action("emit", [](Act& c, std::string name) { c.broadcast(name, name); })
+        .action("drain", [](Act& c) -> Task<std::vector<std::string>> {
+            std::vector<std::string> out;
+            while (auto m = co_await c.queue().try_next())
+                out.push_back(m->name + "=" + m->body.dump());
+            co_return out;
+        });
+}
+
+TEST(AccessChecks, a_declared_events_check_admits_or_refuses_and_a_refusal_closes_the_connection) {
+    TestEngine engine;
+    engine.use("guarded", guarded());
+    auto actor = engine.get_or_create("guarded", {"events"});
+
+    auto allowed = actor.connect();
+    ASSERT_TRUE(allowed.ok());
+    (*allowed)->subscribe("open");
+    (*allowed)->subscribe("undeclared");  // no check: open to all
+    ASSERT_TRUE((*allowed)->action("emit", Json::array({"open"})).ok());
+    ASSERT_TRUE((*allowed)->action("emit", Json::array({"undeclared"})).ok());
+    EXPECT_EQ((*allowed)->events("open").size(), 1u);
+    EXPECT_EQ((*allowed)->events("undeclared").size(), 1u);
+    EXPECT_TRUE((*allowed)->is_open());
+
+    auto refused = actor.connect();
+    ASSERT_TRUE(refused.ok());
+    (*refused)->subscribe("closed");
+    EXPECT_FALSE((*refused)->is_open());
+    auto after = (*refused)->action("ping");
+    ASSERT_FALSE(after.ok());
+    EXPECT_TRUE(after.error().is("auth", "forbidden")) << after.error().to_string();
+
+    // The checks ran with the subscribing connection, and what they wrote was saved.
+    ASSERT_TRUE(actor.sleep().ok());
+    auto saved = actor.saved_state_as<Guarded>();
+    ASSERT_TRUE(saved);
+    EXPECT_EQ(saved->checks, 2);
+    EXPECT_EQ(saved->last_subscriber, (*refused)->id());
+}
+
+TEST(AccessChecks, only_declared_queues_take_client_messages_and_their_checks_are_asked) {
+    TestEngine engine;
+    engine.use("guarded", guarded());
+    auto actor = engine.get_or_create("guarded", {"queues"});
+
+    auto sent = actor.send("inbox", Json({{"n", 1}}));
+    ASSERT_TRUE(sent.ok()) << sent.error().to_string();
+    EXPECT_EQ((*sent)["status"], "completed");
+    ASSERT_TRUE(actor.send("free", Json(2)).ok());
+
+    auto sealed = actor.send("sealed", Json(3));
+    ASSERT_FALSE(sealed.ok());
+    EXPECT_TRUE(sealed.error().is("auth", "forbidden")) << sealed.error().to_string();
+    EXPECT_EQ(rivetkit::public_http_status(sealed.error()), 403);
+
+    // Undeclared: acknowledged as completed, with or without wait, and never enqueued.
+    auto dropped = actor.send("elsewhere", Json(4));
+    ASSERT_TRUE(dropped.ok());
+    EXPECT_EQ((*dropped)["status"], "completed");
+    auto waited = actor.send("elsewhere", Json(5), true);
+    ASSERT_TRUE(waited.ok());
+    EXPECT_EQ((*waited)["status"], "completed");
+
+    EXPECT_EQ(actor.call<std::vector<std::string>>("drain").value(),
+              (std::vector<std::string>{"inbox={\"n\":1}", "free=2"}));
+    ASSERT_TRUE(actor.sleep().ok());
+    EXPECT_FALSE(actor.saved_state_as<Guarded>()->last_publisher.empty())
+        << "the publish check saw the sender's connection and its change was saved";
+}
+
+TEST(AccessChecks, an_actor_that_declares_no_queue_takes_no_client_messages) {
+    TestEngine engine;
+    engine.use("plain", rivetkit::Actor<Guarded>().action(
+                            "drain", [](Act& c) -> Task<std::int64_t> {
+                                std::int64_t n = 0;
+                                while (co_await c.queue().try_next())
+                                    ++n;
+                                co_return n;
+                            }));
+    auto actor = engine.get_or_create("plain");
+    ASSERT_TRUE(actor.send("anything", Json(1)).ok());
+    EXPECT_EQ(actor.call<std::int64_t>("drain").value(), 0);
+}
+
+TEST(AccessChecks, a_raw_request_is_a_connection_its_params_go_through_on_before_connect) {
+    TestEngine engine;
+    engine.use("gate",
+               rivetkit::Actor<Guarded>()
+                   .on_before_connect([](Ctx& c, Json params) {
+                       c.state().checks += 1;
+                       if (params.is_object() && params.value("allow", true) == false)
+                           throw rivetkit::Forbidden();
+                   })
+                   .on_connect([](Ctx& c, rivetkit::Conn& conn) {
+                       c.state().last_subscriber = "connected " + conn.params().dump();
+                   })
+                   .on_disconnect([](Ctx& c, rivetkit::Conn&) {
+                       c.state().last_publisher = "disconnected";
+                   })
+                   .on_request([](Ctx& c, rivetkit::Request&) {
+                       return rivetkit::Response::json(Json(c.conns().size()));
+                   }));
+    auto actor = engine.get_or_create("gate");
+    auto ok = actor.fetch("GET", "/x", {}, {{"x-rivet-conn-params", R"({"allow":true})"}});
+    ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+    EXPECT_EQ(ok->body, "1") << "the request's own connection is listed while it is served";
+    auto refused = actor.fetch("GET", "/x", {}, {{"x-rivet-conn-params", R"({"allow":false})"}});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(refused.error().is("auth", "forbidden")) << refused.error().to_string();
+    auto bad = actor.fetch("GET", "/x", {}, {{"x-rivet-conn-params", "{nope"}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code(), "invalid_http_request") << bad.error().to_string();
+    ASSERT_TRUE(actor.sleep().ok());
+    auto saved = actor.saved_state_as<Guarded>();
+    EXPECT_EQ(saved->checks, 2);
+    EXPECT_EQ(saved->last_subscriber, R"(connected {"allow":true})");
+    EXPECT_EQ(saved->last_publisher, "disconnected");
+}
+
+TEST(Stateless, a_stateless_actor_serves_actions_and_refuses_state_access) {
+    TestEngine engine;
+    rivetkit::ActorOptions no_database;
+    no_database.database = false;
+    engine.use("stateless",
+               rivetkit::Actor<rivetkit::Stateless>()
+                   .options(no_database)
+                   .action("ping", [](rivetkit::ActionContext<rivetkit::Stateless>&) { return 1; })
+                   .action("state",
+                           [](rivetkit::ActionContext<rivetkit::Stateless>& c) {
+                               (void)c.state();
+                               return 0;
+                           })
+                   .action("db",
+                           [](rivetkit::ActionContext<rivetkit::Stateless>& c) -> Task<int> {
+                               auto db = co_await c.db();
+                               (void)db;
+                               co_return 0;
+                           }));
+    auto actor = engine.get_or_create("stateless");
+    EXPECT_EQ(actor.call<int>("ping").value(), 1);
+    auto state = actor.call<int>("state");
+    ASSERT_FALSE(state.ok());
+    EXPECT_TRUE(state.error().is("actor", "state_not_enabled")) << state.error().to_string();
+    EXPECT_NE(state.error().message().find("State not enabled"), std::string::npos);
+    auto db = actor.call<int>("db");
+    ASSERT_FALSE(db.ok());
+    EXPECT_TRUE(db.error().is("actor", "database_not_configured")) << db.error().to_string();
+    ASSERT_TRUE(actor.sleep().ok());
+    EXPECT_EQ(actor.call<int>("ping").value(), 1) << "wakes from its (empty) saved state";
+}
+
+TEST(SaveState, a_save_with_max_wait_is_durable_within_it_and_not_before_the_debounce) {
+    TestEngine engine;
+    rivetkit::ActorOptions options;
+    options.state_save_interval = 10s;
+    bool saved = false;
+    engine.use("saver",
+               rivetkit::Actor<Guarded>().options(options).action(
+                   "bump", [&saved](Act& c) -> Task<void> {
+                       c.state().checks += 1;
+                       co_await c.save_state({.immediate = false, .max_wait = 200ms});
+                       saved = true;
+                   }));
+    auto actor = engine.get_or_create("saver");
+    auto conn = actor.connect();
+    ASSERT_TRUE(conn.ok());
+    const std::int64_t start = engine.now_ms();
+    ASSERT_TRUE((*conn)->action("bump").ok());
+    EXPECT_TRUE(saved);
+    EXPECT_LE(engine.now_ms() - start, 200) << "bounded by max_wait, not by the 10 s save interval";
+    EXPECT_EQ(actor.saved_state_as<Guarded>()->checks, 1);
+}
+
+}  // namespace
