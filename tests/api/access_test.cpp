@@ -9,6 +9,7 @@
 
 using namespace std::chrono_literals;
 using rivetkit::Json;
+using rivetkit::Status;
 using rivetkit::testing::TestEngine;
 
 namespace {
@@ -119,13 +120,13 @@ TEST(AccessChecks, only_declared_queues_take_client_messages_and_their_checks_ar
 
 TEST(AccessChecks, an_actor_that_declares_no_queue_takes_no_client_messages) {
     TestEngine engine;
-    engine.use("plain", rivetkit::Actor<Guarded>().action(
-                            "drain", [](Act& c) -> Task<std::int64_t> {
-                                std::int64_t n = 0;
-                                while (co_await c.queue().try_next())
-                                    ++n;
-                                co_return n;
-                            }));
+    engine.use("plain",
+               rivetkit::Actor<Guarded>().action("drain", [](Act& c) -> Task<std::int64_t> {
+                   std::int64_t n = 0;
+                   while (co_await c.queue().try_next())
+                       ++n;
+                   co_return n;
+               }));
     auto actor = engine.get_or_create("plain");
     ASSERT_TRUE(actor.send("anything", Json(1)).ok());
     EXPECT_EQ(actor.call<std::int64_t>("drain").value(), 0);
@@ -133,22 +134,21 @@ TEST(AccessChecks, an_actor_that_declares_no_queue_takes_no_client_messages) {
 
 TEST(AccessChecks, a_raw_request_is_a_connection_its_params_go_through_on_before_connect) {
     TestEngine engine;
-    engine.use("gate",
-               rivetkit::Actor<Guarded>()
-                   .on_before_connect([](Ctx& c, Json params) {
-                       c.state().checks += 1;
-                       if (params.is_object() && params.value("allow", true) == false)
-                           throw rivetkit::Forbidden();
-                   })
-                   .on_connect([](Ctx& c, rivetkit::Conn& conn) {
-                       c.state().last_subscriber = "connected " + conn.params().dump();
-                   })
-                   .on_disconnect([](Ctx& c, rivetkit::Conn&) {
-                       c.state().last_publisher = "disconnected";
-                   })
-                   .on_request([](Ctx& c, rivetkit::Request&) {
-                       return rivetkit::Response::json(Json(c.conns().size()));
-                   }));
+    engine.use("gate", rivetkit::Actor<Guarded>()
+                           .on_before_connect([](Ctx& c, Json params) {
+                               c.state().checks += 1;
+                               if (params.is_object() && params.value("allow", true) == false)
+                                   throw rivetkit::Forbidden();
+                           })
+                           .on_connect([](Ctx& c, rivetkit::Conn& conn) {
+                               c.state().last_subscriber = "connected " + conn.params().dump();
+                           })
+                           .on_disconnect([](Ctx& c, rivetkit::Conn&) {
+                               c.state().last_publisher = "disconnected";
+                           })
+                           .on_request([](Ctx& c, rivetkit::Request&) {
+                               return rivetkit::Response::json(Json(c.conns().size()));
+                           }));
     auto actor = engine.get_or_create("gate");
     auto ok = actor.fetch("GET", "/x", {}, {{"x-rivet-conn-params", R"({"allow":true})"}});
     ASSERT_TRUE(ok.ok()) << ok.error().to_string();
@@ -179,12 +179,11 @@ TEST(Stateless, a_stateless_actor_serves_actions_and_refuses_state_access) {
                                (void)c.state();
                                return 0;
                            })
-                   .action("db",
-                           [](rivetkit::ActionContext<rivetkit::Stateless>& c) -> Task<int> {
-                               auto db = co_await c.db();
-                               (void)db;
-                               co_return 0;
-                           }));
+                   .action("db", [](rivetkit::ActionContext<rivetkit::Stateless>& c) -> Task<int> {
+                       auto db = co_await c.db();
+                       (void)db;
+                       co_return 0;
+                   }));
     auto actor = engine.get_or_create("stateless");
     EXPECT_EQ(actor.call<int>("ping").value(), 1);
     auto state = actor.call<int>("state");
@@ -203,13 +202,12 @@ TEST(SaveState, a_save_with_max_wait_is_durable_within_it_and_not_before_the_deb
     rivetkit::ActorOptions options;
     options.state_save_interval = 10s;
     bool saved = false;
-    engine.use("saver",
-               rivetkit::Actor<Guarded>().options(options).action(
-                   "bump", [&saved](Act& c) -> Task<void> {
-                       c.state().checks += 1;
-                       co_await c.save_state({.immediate = false, .max_wait = 200ms});
-                       saved = true;
-                   }));
+    engine.use("saver", rivetkit::Actor<Guarded>().options(options).action(
+                            "bump", [&saved](Act& c) -> Task<void> {
+                                c.state().checks += 1;
+                                co_await c.save_state({.immediate = false, .max_wait = 200ms});
+                                saved = true;
+                            }));
     auto actor = engine.get_or_create("saver");
     auto conn = actor.connect();
     ASSERT_TRUE(conn.ok());
@@ -218,6 +216,37 @@ TEST(SaveState, a_save_with_max_wait_is_durable_within_it_and_not_before_the_deb
     EXPECT_TRUE(saved);
     EXPECT_LE(engine.now_ms() - start, 200) << "bounded by max_wait, not by the 10 s save interval";
     EXPECT_EQ(actor.saved_state_as<Guarded>()->checks, 1);
+}
+
+}  // namespace
+
+namespace {
+
+// A transaction body that owns heap memory (a long captured string), named before the co_await
+// as Database::transaction documents: written as a temporary inside the co_await, GCC 12 frees
+// its captures twice (this test crashed so before the body was named).
+TEST(TypedDatabase, a_named_transaction_body_with_owning_captures_is_freed_once) {
+    TestEngine engine;
+    engine.use("tx", rivetkit::Actor<Guarded>().action(
+                         "put", [](Act& c, std::string value) -> Task<std::int64_t> {
+                             auto db = co_await c.db();
+                             (void)co_await db->exec(
+                                 "CREATE TABLE IF NOT EXISTS t (v TEXT NOT NULL)");
+                             const std::string long_value = value + std::string(64, '.');
+                             auto body = [long_value](rivetkit::sqlite::Session& s) -> Status {
+                                 auto r = s.run("INSERT INTO t (v) VALUES (?)",
+                                                {rivetkit::SqlValue(long_value)});
+                                 return r.ok() ? Status{} : Status(std::move(r).error());
+                             };
+                             Status done = co_await db->transaction(std::move(body));
+                             if (!done.ok())
+                                 throw rivetkit::ErrorException(done.error());
+                             auto rows = co_await db->query("SELECT count(*) FROM t");
+                             co_return std::get<std::int64_t>(rows->rows[0][0]);
+                         }));
+    auto actor = engine.get_or_create("tx");
+    for (int i = 1; i <= 3; ++i)
+        EXPECT_EQ(actor.call<std::int64_t>("put", std::string(40, 'x')).value(), i);
 }
 
 }  // namespace

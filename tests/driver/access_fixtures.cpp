@@ -51,7 +51,9 @@ JsonActor access_control_actor() {
                 return Response::json(Json{{"ok", true}});
             return Response::text("Not Found", 404);
         })
-        .on_websocket([](Ctx&, WebSocket& ws) { ws.send_text(Json{{"type", "welcome"}}.dump()); })
+        .on_websocket([](Ctx&, WebSocket& ws) {
+            ws.send_text(Json{{"type", "welcome"}}.dump());
+        })
         .action("allowedAction", [](Act&, std::string value) { return "allowed:" + value; })
         .action("allowedGetLastCanPublishConnId",
                 [](Act& c) { return std::as_const(c).state()["lastCanPublishConnId"]; })
@@ -90,8 +92,7 @@ Actor<Stateless> stateless_actor() {
         .action("ping", [](StatelessAction&) { return std::string("pong"); })
         .action("echo", [](StatelessAction&, Json message) { return message; })
         .action("getActorId", [](StatelessAction& c) { return c.actor_id(); })
-        .action("tryGetState",
-                [](StatelessAction& c) { return attempt([&] { (void)c.state(); }); })
+        .action("tryGetState", [](StatelessAction& c) { return attempt([&] { (void)c.state(); }); })
         .action("tryGetDb", [](StatelessAction& c) -> Task {
             Json out = Json{{"success", true}};
             try {
@@ -115,7 +116,10 @@ JsonActor state_zod_coercion_actor() {
             if (!state.contains("label") || state["label"].is_null())
                 state["label"] = "default";
         })
-        .action("getState", [](Act& c) { return pick(std::as_const(c).state(), {"count", "label"}); })
+        .action("getState",
+                [](Act& c) {
+                    return pick(std::as_const(c).state(), {"count", "label"});
+                })
         .action("setCount", [](Act& c, Json count) { c.state()["count"] = count; })
         .action("setLabel", [](Act& c, std::string label) { c.state()["label"] = label; })
         .action("triggerSleep", [](Act& c) { c.sleep(); });
@@ -124,8 +128,8 @@ JsonActor state_zod_coercion_actor() {
 JsonActor save_state_observer() {
     return JsonActor()
         .state(Json{{"phases", Json::object()}})
-        .action("recordPhase",
-                [](Act& c, std::string key, std::string phase) { c.state()["phases"][key] = phase; })
+        .action("recordPhase", [](Act& c, std::string key,
+                                  std::string phase) { c.state()["phases"][key] = phase; })
         .action("getPhase",
                 [](Act& c, std::string key) {
                     return std::as_const(c).state()["phases"].value(key, Json());

@@ -33,5 +33,7 @@ void use_raw_ws_fixtures(Registry& registry);
 void use_hibernation_fixtures(Registry& registry);
 // access-control.ts, stateless.ts, state-zod-coercion.ts, save-state.ts
 void use_access_fixtures(Registry& registry);
+// actor-db-raw.ts (dbActorRaw)
+void use_db_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

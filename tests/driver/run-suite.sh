@@ -19,7 +19,8 @@ actor-kv actor-metadata actor-vars action-features actor-error-handling conn-err
 lifecycle-hooks actor-onstatechange raw-http raw-http-request-properties request-access
 gateway-routing gateway-skip-ready-wait-client actor-conn-state actor-schedule actor-queue
 actor-inspector actor-sleep actor-run actor-lifecycle actor-destroy raw-websocket
-hibernatable-websocket-protocol actor-conn-hibernation"
+hibernatable-websocket-protocol actor-conn-hibernation access-control actor-stateless
+actor-state-zod-coercion actor-save-state"
 
 [[ -x $HOST ]] || { echo "no driver host at $HOST (build target rivetkit-driver-host)" >&2; exit 2; }
 if [[ ! -d $WORK/pkg/tests/driver ]]; then
@@ -28,6 +29,16 @@ if [[ ! -d $WORK/pkg/tests/driver ]]; then
     : "${UPSTREAM_GIT:?set UPSTREAM_GIT to a git dir of rivet-dev/rivet (first run only)}"
     UPSTREAM_GIT=$UPSTREAM_GIT "$WORK/setup.sh"
 fi
+# Some tests use Node 22's global WebSocket; with an older node, npm's node@22 is fetched into the
+# runner's directory once and put first on PATH.
+if [[ $(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0) -lt 22 ]]; then
+    if [[ ! -x $WORK/node22/node_modules/node/bin/node ]]; then
+        mkdir -p "$WORK/node22"
+        npm install --prefix "$WORK/node22" --no-audit --no-fund node@22 >/dev/null
+    fi
+    export PATH=$WORK/node22/node_modules/node/bin:$PATH
+fi
+echo "node $(node --version)" >&2
 export RIVETKIT_DRIVER_HOST_BIN=$HOST
 export ENCODINGS=${ENCODINGS:-bare}
 # shellcheck disable=SC2086
