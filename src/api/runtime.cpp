@@ -385,8 +385,16 @@ class Loop {
               run_hook(def_, inst_, conn_call(def_->on_connect, e.conn), std::move(e.reply)));
     }
 
+    // on_disconnect holds a disconnect-callback region while it runs: the actor does not go to
+    // sleep before it finished (what it writes lands first), as upstream's runtime.
     void serve(event::ConnectionClosed& e) {
-        start(ctx(), run_hook(def_, inst_, conn_call(def_->on_disconnect, e.conn), std::nullopt));
+        MakeHook call = conn_call(def_->on_disconnect, e.conn);
+        if (call) {
+            auto region = std::make_shared<core::WorkRegion>(
+                ctx().region(core::RegionKind::DisconnectCallback));
+            call = [call = std::move(call), region]() { return call(); };
+        }
+        start(ctx(), run_hook(def_, inst_, std::move(call), std::nullopt));
     }
 
     void serve(event::RunGracefulCleanup& e) {

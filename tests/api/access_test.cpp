@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <rivetkit/rivetkit.hpp>
+
+#include "core/actor/context.hpp"
 #include <rivetkit/testing.hpp>
 
 using namespace std::chrono_literals;
@@ -164,6 +166,28 @@ TEST(AccessChecks, a_raw_request_is_a_connection_its_params_go_through_on_before
     EXPECT_EQ(saved->checks, 2);
     EXPECT_EQ(saved->last_subscriber, R"(connected {"allow":true})");
     EXPECT_EQ(saved->last_publisher, "disconnected");
+}
+
+// Upstream's "completes onDisconnect DB writes before sleeping": a slow on_disconnect keeps the
+// actor awake until it is done, so what it changes is saved.
+TEST(Disconnect, a_slow_on_disconnect_finishes_before_the_actor_sleeps) {
+    TestEngine engine;
+    rivetkit::ActorOptions options;
+    options.sleep_timeout = 100ms;
+    engine.use("slow", rivetkit::Actor<Guarded>()
+                           .options(options)
+                           .on_disconnect([](Ctx& c, rivetkit::Conn&) -> Task<void> {
+                               co_await c.core_context().clock().sleep_for(250ms);
+                               c.state().last_publisher = "written after 250 ms";
+                           })
+                           .action("ping", [](Act&) { return 1; }));
+    auto actor = engine.get_or_create("slow");
+    ASSERT_EQ(actor.call<int>("ping").value(), 1);  // its connection leaves right after
+    engine.advance(2s);
+    EXPECT_FALSE(actor.awake());
+    auto saved = actor.saved_state_as<Guarded>();
+    ASSERT_TRUE(saved);
+    EXPECT_EQ(saved->last_publisher, "written after 250 ms");
 }
 
 TEST(Stateless, a_stateless_actor_serves_actions_and_refuses_state_access) {
