@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <rivetkit/migrations.hpp>
 #include <rivetkit/rivetkit.hpp>
 
 #include "core/actor/context.hpp"
@@ -271,6 +272,43 @@ TEST(TypedDatabase, a_named_transaction_body_with_owning_captures_is_freed_once)
     auto actor = engine.get_or_create("tx");
     for (int i = 1; i <= 3; ++i)
         EXPECT_EQ(actor.call<std::int64_t>("put", std::string(40, 'x')).value(), i);
+}
+
+}  // namespace
+
+namespace {
+
+// rivetkit::migrate: the steps not yet applied run once, in order; the version row has
+// rivetkit's layout; a ladder older than the database and a malformed ladder are refused.
+TEST(Migrations, a_ladder_applies_each_step_once_and_refuses_what_it_cannot_apply) {
+    TestEngine engine;
+    engine.use("m", rivetkit::Actor<Guarded>().action(
+                        "migrate", [](Act& c, std::int64_t steps) -> Task<Json> {
+                            std::vector<rivetkit::Migration> ladder{
+                                {1, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)"},
+                                {2, "ALTER TABLE items ADD COLUMN status TEXT DEFAULT 'active'"},
+                                {3, "INSERT INTO items (name) VALUES ('seed')"}};
+                            ladder.resize(static_cast<std::size_t>(steps));
+                            auto db = co_await c.db();
+                            co_await rivetkit::migrate(*db, std::move(ladder), "items_version");
+                            auto version = co_await db->query(
+                                "SELECT schema_version FROM items_version WHERE singleton = 1");
+                            auto items = co_await db->query("SELECT count(*) FROM items");
+                            co_return Json{
+                                {"version", std::get<std::int64_t>(version->rows[0][0])},
+                                {"items", std::get<std::int64_t>(items->rows[0][0])}};
+                        }));
+    auto actor = engine.get_or_create("m");
+    EXPECT_EQ(actor.call<Json>("migrate", 2).value(), Json({{"version", 2}, {"items", 0}}));
+    EXPECT_EQ(actor.call<Json>("migrate", 3).value(), Json({{"version", 3}, {"items", 1}}));
+    EXPECT_EQ(actor.call<Json>("migrate", 3).value(), Json({{"version", 3}, {"items", 1}}))
+        << "applied steps do not run again";
+    auto older = actor.call<Json>("migrate", 2);
+    ASSERT_FALSE(older.ok());
+    EXPECT_TRUE(older.error().is("sqlite", "invalid_migration")) << older.error().to_string();
+    auto empty = actor.call<Json>("migrate", 0);
+    ASSERT_FALSE(empty.ok());
+    EXPECT_TRUE(empty.error().is("sqlite", "invalid_migration")) << empty.error().to_string();
 }
 
 }  // namespace

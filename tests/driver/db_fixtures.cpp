@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fixture_support.hpp"
+#include "rivetkit/migrations.hpp"
 #include "fixtures.hpp"
 
 namespace rivetkit::driver {
@@ -451,10 +452,60 @@ JsonActor db_actor_raw() {
         .action("ping", [](Act&) { return std::string("pong"); });
 }
 
+// db-pragma-migration.ts: rivetkit's migration ladder helper (rivetkit::migrate) in onMigrate.
+JsonActor db_pragma_migration_actor() {
+    ActorOptions options;
+    options.database = true;
+    options.action_timeout = 120s;
+    options.sleep_timeout = 100ms;
+    auto insert = [](Act& c, std::string sql) -> Task {
+        co_await execute(c, std::move(sql));
+        Json rows = co_await execute(c, "SELECT last_insert_rowid() as id");
+        co_return Json{{"id", rows[0]["id"]}};
+    };
+    return JsonActor()
+        .state(Json::object())
+        .options(options)
+        .on_wake([](Ctx& c) -> Void {
+            std::shared_ptr<Database> db = co_await c.db();
+            std::vector<Migration> ladder{
+                {1, "CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)"},
+                {2, "ALTER TABLE items ADD COLUMN status TEXT NOT NULL DEFAULT 'active'"}};
+            co_await migrate(*db, std::move(ladder), "items_schema_version");
+        })
+        .action("insertItem",
+                [insert](Act& c, std::string name) {
+                    return insert(c, "INSERT INTO items (name) VALUES ('" + name + "')");
+                })
+        .action("insertItemWithStatus",
+                [insert](Act& c, std::string name, std::string status) {
+                    return insert(c, "INSERT INTO items (name, status) VALUES ('" + name + "', '" +
+                                         status + "')");
+                })
+        .action("getItems",
+                [](Act& c) { return execute(c, "SELECT id, name, status FROM items ORDER BY id"); })
+        .action("getSchemaVersion",
+                [](Act& c) -> Task {
+                    Json rows = co_await execute(
+                        c, "SELECT schema_version FROM items_schema_version WHERE singleton = 1");
+                    co_return rows[0]["schema_version"];
+                })
+        .action("getColumns",
+                [](Act& c) -> Task {
+                    Json rows = co_await execute(c, "PRAGMA table_info(items)");
+                    Json names = Json::array();
+                    for (const Json& row : rows)
+                        names.push_back(row["name"]);
+                    co_return names;
+                })
+        .action("triggerSleep", [](Act& c) { c.sleep(); });
+}
+
 }  // namespace
 
 void use_db_fixtures(Registry& registry) {
     registry.use("dbActorRaw", db_actor_raw());
+    registry.use("dbPragmaMigrationActor", db_pragma_migration_actor());
 }
 
 }  // namespace rivetkit::driver
