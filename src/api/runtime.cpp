@@ -21,8 +21,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <algorithm>
-#include <cctype>
 #include <exception>
 #include <functional>
 #include <utility>
@@ -130,20 +128,14 @@ boost::asio::awaitable<void> run_hook(DefinitionPtr def, InstancePtr instance, M
 
 // The connection params a raw request carries (x-rivet-conn-params, JSON) as CBOR; empty when
 // none.
-Result<Bytes> raw_request_params(const core::HttpRequest& request) {
-    for (const auto& [name, value] : request.headers) {
-        if (name.size() != 19 || !std::equal(name.begin(), name.end(), "x-rivet-conn-params",
-                                             [](char a, char b) {
-                                                 return std::tolower(static_cast<unsigned char>(
-                                                            a)) == b;
-                                             }))
-            continue;
-        Json parsed = Json::parse(value, nullptr, false);
-        if (parsed.is_discarded())
-            return errors::protocol_invalid_http_request("invalid x-rivet-conn-params");
-        return to_cbor(parsed);
-    }
-    return Bytes{};
+Result<Bytes> raw_request_params(const Request& request) {
+    std::optional<std::string> raw = request.header("x-rivet-conn-params");
+    if (!raw)
+        return Bytes{};
+    Json parsed = Json::parse(*raw, nullptr, false);
+    if (parsed.is_discarded())
+        return errors::protocol_invalid_http_request("invalid x-rivet-conn-params");
+    return to_cbor(parsed);
 }
 
 // A raw request is served on a connection of its own, as upstream's runtime does: the params from
@@ -151,14 +143,16 @@ Result<Bytes> raw_request_params(const core::HttpRequest& request) {
 // request: auth/forbidden answers 403), on_connect and on_disconnect run around it.
 boost::asio::awaitable<void> run_request(DefinitionPtr def, InstancePtr instance,
                                          event::HttpRequestEv ev) {
-    Result<Bytes> params = raw_request_params(ev.request);
+    core::ConnectOptions options;
+    options.request = ev.request;
+    Request request{std::move(ev.request.method), std::move(ev.request.path),
+                    std::move(ev.request.headers), std::move(ev.request.body)};
+    Result<Bytes> params = raw_request_params(request);
     if (!params.ok()) {
         ev.reply.send(std::move(params).error());
         co_return;
     }
-    core::ConnectOptions options;
     options.params = std::move(params).value();
-    options.request = ev.request;
     const core::ActorContext& ctx = instance->ctx();
     Result<core::ConnHandle> connected = co_await ctx.connect_conn(std::move(options));
     if (!connected.ok()) {
@@ -166,8 +160,6 @@ boost::asio::awaitable<void> run_request(DefinitionPtr def, InstancePtr instance
         co_return;
     }
     core::ConnHandle conn = std::move(connected).value();
-    Request request{std::move(ev.request.method), std::move(ev.request.path),
-                    std::move(ev.request.headers), std::move(ev.request.body)};
     std::exception_ptr failure;
     std::optional<Response> response;
     try {

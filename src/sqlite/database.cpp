@@ -335,7 +335,7 @@ Database::Task<Status> Database::exec(std::string sql) {
     co_return co_await std::move(op);
 }
 
-Database::Task<Status> Database::run_transaction(std::function<Status(Session&)> body) {
+Database::Task<Status> Database::transaction(std::function<Status(Session&)> body) {
     auto op = on_worker<Status>([body = std::move(body)](Session& s) -> Status {
         if (auto begun = s.exec("BEGIN IMMEDIATE"); !begun.ok())
             return begun;

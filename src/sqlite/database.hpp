@@ -16,7 +16,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -92,12 +91,8 @@ class Database : public std::enable_shared_from_this<Database> {
     // With GCC 12, name the body before the co_await (`auto body = [..](Session& s) {..};
     // co_await db->transaction(std::move(body));`): GCC 12 destroys some temporaries of a
     // co_await expression twice, and a lambda temporary there that owns memory (a captured
-    // std::string) is freed twice (TypedDatabase test). GCC 13 fixed it.
-    template <typename F>
-        requires std::is_invocable_r_v<Status, F&, Session&>
-    Task<Status> transaction(F&& body) {
-        return run_transaction(std::function<Status(Session&)>(std::forward<F>(body)));
-    }
+    // std::string) is freed twice (TypedDatabase test).
+    Task<Status> transaction(std::function<Status(Session&)> body);
     // Closes the connection; later calls fail with sqlite/closed.
     Task<void> close();
 
@@ -105,7 +100,6 @@ class Database : public std::enable_shared_from_this<Database> {
     ~Database();
 
   private:
-    Task<Status> run_transaction(std::function<Status(Session&)> body);
     template <typename T, typename F>
     Task<T> on_worker(F work);
 
