@@ -536,6 +536,9 @@ TEST(ClientOnTsHost, ActionsEventsAndErrors) {
     ASSERT_TRUE(host.ok()) << host.error().to_string();
     ASSERT_TRUE((*host)->wait_for_stdout("ready", std::chrono::seconds(60)))
         << (*host)->err() << (*engine)->log_tail();
+    // "ready" can come before the engine has committed the host's registration; an actor created
+    // in between waits out the engine's allocation backoff (CI once saw actor_ready_timeout).
+    ASSERT_TRUE((*engine)->wait_envoy_registered("").ok()) << (*engine)->log_tail();
 
     for (Encoding enc : kEncodings) {
         SCOPED_TRACE(suffix(enc));
@@ -544,7 +547,8 @@ TEST(ClientOnTsHost, ActionsEventsAndErrors) {
         with_input.input = json{{"start", 10}};
         auto counter = client.get_or_create("counter", {"ts-" + suffix(enc)}, with_input);
         auto first = counter.call<std::int64_t>("increment", 1);
-        ASSERT_TRUE(first.ok()) << first.error().to_string() << "\n" << (*host)->err();
+        ASSERT_TRUE(first.ok()) << first.error().to_string() << "\n"
+                                << (*host)->err() << (*engine)->log_tail();
         EXPECT_EQ(*first, 11);
         auto input = counter.action("getInput");
         ASSERT_TRUE(input.ok());

@@ -128,6 +128,8 @@ class TwoRuntimes : public ::testing::Test {
         ts_host_ = std::move(host).value();
         ASSERT_TRUE(ts_host_->wait_for_stdout("ready", 60s))
             << ts_host_->err() << engine_->log_tail();
+        // See ClientOnTsHost: "ready" can precede the engine's committed registration.
+        ASSERT_TRUE(engine_->wait_envoy_registered("").ok()) << engine_->log_tail();
     }
     void stop_ts_host() {
         ts_host_->signal(SIGTERM);

@@ -328,7 +328,8 @@ Status EngineHarness::wait_envoy_registered(const std::string& envoy_key,
             auto json = nlohmann::json::parse(r->body, nullptr, false);
             if (!json.is_discarded() && json.contains("envoys") && json["envoys"].is_array()) {
                 for (const auto& e : json["envoys"]) {
-                    if (e.is_object() && e.value("envoy_key", "") == envoy_key)
+                    if (e.is_object() &&
+                        (envoy_key.empty() || e.value("envoy_key", "") == envoy_key))
                         return {};
                 }
             }

@@ -79,7 +79,8 @@ class EngineHarness {
     // Waits until GET /envoys lists `envoy_key`, i.e. the engine's registration of a connected
     // envoy (including its load-balancer entry) has committed. ToEnvoyInit is sent concurrently
     // with that registration, so an actor created right after it can find no eligible envoy and
-    // then waits out the engine's allocation retry backoff.
+    // then waits out the engine's allocation retry backoff. An empty `envoy_key` waits for any
+    // envoy (a host whose key the test does not know, such as the TypeScript host).
     Status wait_envoy_registered(const std::string& envoy_key,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30),
                                  const std::string& ns = "default");
