@@ -66,33 +66,47 @@ class Actor {
                     "Actor: Vars is not default-constructible; call create_vars");
             co_return;
         };
-        def_.create_state = [](detail::InstanceCore& instance, const Json&) {
-            as_typed(instance).state = State{};
+        def_.create_state = [](detail::InstancePtr instance, const Json&) {
+            as_typed(*instance).state = State{};
+            return done();
         };
     }
 
     // The first state of every new actor (upstream's `state: {...}`).
     Actor& state(State initial) {
-        def_.create_state = [initial = std::move(initial)](detail::InstanceCore& instance,
+        def_.create_state = [initial = std::move(initial)](detail::InstancePtr instance,
                                                            const Json&) {
-            as_typed(instance).state = initial;
+            as_typed(*instance).state = initial;
+            return done();
         };
         return *this;
     }
 
-    // The first state computed from the actor's input: `State(Input input)`, Input decoded from
-    // the creation input (null when none was given; take `const Json&` to see it raw).
+    // The first state computed from the actor's input (upstream's `createState`): `State(Input
+    // input)`, `State(Context&, Input input)` or `State(Context&)`, any of them returning
+    // awaitable<State> instead. Input is decoded from the creation input (null when none was
+    // given; take `const Json&` to see it raw). With the context it may use `c.db()`, `c.kv()`
+    // and the actor's identity; its state is not there yet.
     template <typename F>
     Actor& create_state(F fn) {
-        using Input =
-            std::remove_cvref_t<std::tuple_element_t<0, typename detail::SignatureOf<F>::args>>;
-        def_.create_state = [fn = std::move(fn)](detail::InstanceCore& instance,
-                                                 const Json& input) {
-            auto decoded = detail::decode_value<Input>(input);
-            if (!decoded.ok())
-                throw ErrorException(
-                    errors::actor_invalid_request("input: " + decoded.error().message()));
-            as_typed(instance).state = fn(std::move(decoded).value());
+        def_.create_state = [fn = std::move(fn)](detail::InstancePtr instance, Json input) {
+            return make_state(fn, std::move(instance), std::move(input));
+        };
+        return *this;
+    }
+
+    // Upstream's `onMigrate`: `(Context&)` or `(Context&, bool is_new)`, returning void or
+    // awaitable<void>; runs at every generation start before anything else (before create_state
+    // or the saved state is loaded, so `c.state()` is not usable), which makes it the place for
+    // the actor database's schema: create_state, on_create, create_vars and on_wake may query it.
+    // A throw fails the start.
+    template <typename F>
+    Actor& on_migrate(F fn) {
+        def_.on_migrate = [fn = std::move(fn)](detail::InstancePtr instance, bool is_new) {
+            if constexpr (std::is_invocable_v<F&, Context&>)
+                return call_hook(fn, std::move(instance));
+            else
+                return call_hook(fn, std::move(instance), is_new);
         };
         return *this;
     }
@@ -363,6 +377,55 @@ class Actor {
     }
     static std::shared_ptr<TypedInstance> typed(detail::InstancePtr instance) {
         return std::static_pointer_cast<TypedInstance>(std::move(instance));
+    }
+
+    static boost::asio::awaitable<void> done() { co_return; }
+
+    template <typename F>
+    static boost::asio::awaitable<void> make_state(F fn, detail::InstancePtr instance, Json input) {
+        using Args = typename detail::SignatureOf<F>::args;
+        constexpr std::size_t arity = std::tuple_size_v<Args>;
+        static_assert(arity == 1 || arity == 2,
+                      "create_state takes (Input), (Context&, Input) or (Context&)");
+        constexpr bool with_context =
+            std::is_same_v<std::remove_cvref_t<std::tuple_element_t<0, Args>>, Context>;
+        auto t = typed(instance);
+        Context c(t);
+        if constexpr (with_context && arity == 1) {
+            using R = std::invoke_result_t<F&, Context&>;
+            if constexpr (detail::Awaited<R>::is_async) {
+                R pending = fn(c);
+                State made = co_await std::move(pending);
+                t->state = std::move(made);
+            } else {
+                t->state = fn(c);
+            }
+        } else {
+            using Input = std::remove_cvref_t<std::tuple_element_t<with_context ? 1 : 0, Args>>;
+            auto decoded = detail::decode_value<Input>(input);
+            if (!decoded.ok())
+                throw ErrorException(
+                    errors::actor_invalid_request("input: " + decoded.error().message()));
+            if constexpr (with_context) {
+                using R = std::invoke_result_t<F&, Context&, Input>;
+                if constexpr (detail::Awaited<R>::is_async) {
+                    R pending = fn(c, std::move(decoded).value());
+                    State made = co_await std::move(pending);
+                    t->state = std::move(made);
+                } else {
+                    t->state = fn(c, std::move(decoded).value());
+                }
+            } else {
+                using R = std::invoke_result_t<F&, Input>;
+                if constexpr (detail::Awaited<R>::is_async) {
+                    R pending = fn(std::move(decoded).value());
+                    State made = co_await std::move(pending);
+                    t->state = std::move(made);
+                } else {
+                    t->state = fn(std::move(decoded).value());
+                }
+            }
+        }
     }
 
     template <typename F>

@@ -1,8 +1,8 @@
 // The runtime behind every typed actor: one generation's ActorEvent loop, generalising the
 // hand-written tests/support/counter_actor.cpp.
 //
-// Start: snapshot → state (or create_state(input) for a new actor, then on_create), on_wake,
-// then startup_ready, so core persists the first state together with has_initialized.
+// Start: on_migrate, snapshot → state (or create_state(input) for a new actor, then on_create),
+// on_wake, then startup_ready, so core persists the first state together with has_initialized.
 //
 // Loop invariants:
 //  - Every event's Reply is answered (a dropped one would read as actor/dropped_reply), except
@@ -13,7 +13,7 @@
 //    before the loop looks at the next event; a suspended one lets the loop go on.
 //  - After each handler the state is compared with its last encoding; a change marks it dirty,
 //    requests a debounced save and runs on_state_change.
-//  - Start order: state (snapshot, or create_state + on_create), create_vars, on_wake,
+//  - Start order: on_migrate, state (snapshot, or create_state + on_create), create_vars, on_wake,
 //    startup_ready, then the run handler (under core's RunHandler region) beside the event loop.
 //  - Preflight: on_before_connect, then create_conn_state (the connection's CBOR state bytes).
 //  - A raw WebSocket is accepted when on_websocket returns or first suspends, refused when it
@@ -458,6 +458,11 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
                                        const core::ActorStart& start_info) {
     std::exception_ptr failure;
     try {
+        if (def.on_migrate) {
+            boost::asio::awaitable<void> migrated =
+                def.on_migrate(instance, !start_info.snapshot.has_value());
+            co_await std::move(migrated);
+        }
         if (start_info.snapshot && def.stateless) {
             instance->set_saved_state(*start_info.snapshot);
         } else if (start_info.snapshot) {
@@ -475,7 +480,10 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
                     co_return errors::actor_invalid_request("input: " + decoded.error().message());
                 input = std::move(decoded).value();
             }
-            def.create_state(*instance, input);
+            {
+                boost::asio::awaitable<void> created = def.create_state(instance, input);
+                co_await std::move(created);
+            }
             Bytes initial = instance->encode_state();
             instance->set_saved_state(initial);
             instance->ctx().set_state_initial(std::move(initial));

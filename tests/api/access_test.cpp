@@ -312,3 +312,56 @@ TEST(Migrations, a_ladder_applies_each_step_once_and_refuses_what_it_cannot_appl
 }
 
 }  // namespace
+
+namespace {
+
+struct Seen {
+    std::int64_t initial = -1;
+    std::int64_t migrations = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Seen, initial, migrations)
+
+// Upstream's init order (actor-db-init-order): on_migrate runs first at every start, so the
+// schema it makes is there for create_state (here a coroutine taking the context and the input)
+// and every later hook; it learns whether the actor is new.
+TEST(InitOrder, on_migrate_runs_before_create_state_at_every_start) {
+    TestEngine engine;
+    auto migrations = std::make_shared<std::vector<bool>>();
+    using SeenCtx = rivetkit::ActorContext<Seen>;
+    engine.use(
+        "ordered",
+        rivetkit::Actor<Seen>()
+            .on_migrate([migrations](SeenCtx& c, bool is_new) -> Task<void> {
+                migrations->push_back(is_new);
+                auto db = co_await c.db();
+                (void)co_await db->exec(
+                    "CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT)");
+            })
+            .create_state([](SeenCtx& c, std::int64_t seed) -> Task<Seen> {
+                auto db = co_await c.db();
+                auto rows = co_await db->query("SELECT count(*) FROM items");
+                co_return Seen{std::get<std::int64_t>(rows->rows[0][0]) + seed, 0};
+            })
+            .action("initial", [](rivetkit::ActionContext<Seen>& c) { return c.state().initial; }));
+    auto actor = engine.get_or_create("ordered", {"a"}, Json(100));
+    EXPECT_EQ(actor.call<std::int64_t>("initial").value(), 100) << "the table was there, empty";
+    ASSERT_TRUE(actor.sleep().ok());
+    EXPECT_EQ(actor.call<std::int64_t>("initial").value(), 100) << "the saved state, not a new one";
+    EXPECT_EQ(*migrations, (std::vector<bool>{true, false}));
+}
+
+// create_state without a context, returning its state from a coroutine.
+TEST(InitOrder, create_state_may_be_a_coroutine_of_the_input) {
+    TestEngine engine;
+    engine.use("async", rivetkit::Actor<Seen>()
+                            .create_state([](std::int64_t seed) -> Task<Seen> {
+                                co_return Seen{seed * 2, 0};
+                            })
+                            .action("initial", [](rivetkit::ActionContext<Seen>& c) {
+                                return c.state().initial;
+                            }));
+    EXPECT_EQ(engine.get_or_create("async", {"b"}, Json(21)).call<std::int64_t>("initial").value(),
+              42);
+}
+
+}  // namespace

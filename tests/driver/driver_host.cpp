@@ -68,6 +68,7 @@ int main() {
     driver::use_hibernation_fixtures(registry);
     driver::use_access_fixtures(registry);
     driver::use_db_fixtures(registry);
+    driver::use_sleep_db_fixtures(registry);
 
     // Signals are taken by this thread only (the host's threads inherit the mask).
     sigset_t stop_signals;

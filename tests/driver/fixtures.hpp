@@ -33,7 +33,10 @@ void use_raw_ws_fixtures(Registry& registry);
 void use_hibernation_fixtures(Registry& registry);
 // access-control.ts, stateless.ts, state-zod-coercion.ts, save-state.ts
 void use_access_fixtures(Registry& registry);
-// actor-db-raw.ts (dbActorRaw)
+// actor-db-raw.ts (dbActorRaw), db-pragma-migration.ts, db-init-order.ts, db-stress.ts,
+// db-lifecycle.ts
 void use_db_fixtures(Registry& registry);
+// sleep-db.ts
+void use_sleep_db_fixtures(Registry& registry);
 
 }  // namespace rivetkit::driver

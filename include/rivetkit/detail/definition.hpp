@@ -57,8 +57,11 @@ struct Definition {
     std::map<std::string, ConnCheck, std::less<>> queues;
     std::map<std::string, ActionEntry, std::less<>> actions;
     std::function<InstancePtr()> make_instance;
+    // Runs first at every generation start, before the state is created or loaded (upstream's
+    // onMigrate); the flag says whether the actor is new. Empty: none.
+    std::function<boost::asio::awaitable<void>(InstancePtr, bool is_new)> on_migrate;
     // Sets the first state of a new actor from its input (null when none was given).
-    std::function<void(InstanceCore&, const Json& input)> create_state;
+    InputHook create_state;
     InputHook on_create;
     Hook on_wake;
     Hook on_sleep;
