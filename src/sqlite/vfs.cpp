@@ -253,9 +253,29 @@ int paged_truncate(sqlite3_file* file, sqlite3_int64 size) {
     return SQLITE_OK;
 }
 
+// The database's size as its header page states it, when that field is valid (SQLite's rule:
+// the change counter at 24 equals the version-valid-for number at 92); 0 when not.
+std::uint32_t valid_header_size_pages(const Bytes& page1) {
+    if (page1.size() < 96 || !std::equal(page1.begin() + 24, page1.begin() + 28, page1.begin() + 92))
+        return 0;
+    return header_size_pages(page1);
+}
+
 // The commit point (see the header): everything written since the last sync goes out at once.
 int paged_sync(sqlite3_file* file, int) {
     auto& f = state_of(file);
+    // A transaction that shrinks the database (VACUUM, a large DELETE with auto-vacuum, ...) is
+    // synced before SQLite truncates the file: the pager truncates only once the commit is done.
+    // The size committed is the one the new header page states, so the commit is the shrunk
+    // database in one step (the engine refuses a database whose page one disagrees with its
+    // committed size), and the truncate that follows changes nothing.
+    if (auto page1 = f.dirty.find(1); page1 != f.dirty.end()) {
+        const std::uint32_t stated = valid_header_size_pages(page1->second);
+        if (stated != 0 && stated < f.size_pages) {
+            f.dirty.erase(f.dirty.upper_bound(stated), f.dirty.end());
+            f.size_pages = stated;
+        }
+    }
     if (f.dirty.empty() && f.size_pages == f.committed_size_pages)
         return SQLITE_OK;
     std::vector<envoy::SqliteDirtyPage> pages;

@@ -1,10 +1,14 @@
-// actor-db-raw.ts (dbActorRaw): the raw-SQL database fixture, over c.db().
+// actor-db-raw.ts (dbActorRaw): the raw-SQL database fixture, over c.db(); also
+// db-pragma-migration.ts, db-init-order.ts, db-stress.ts and db-lifecycle.ts.
 //
 // Not reproduced: the actions that test the TypeScript database wrapper's own transaction
 // coordinator (async transaction bodies that interleave with other calls, transaction timeouts and
 // their diagnostics, leaked handles) and the Actor Runtime Socket; README.md lists them.
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <stdexcept>
 #include <set>
 #include <utility>
 
@@ -56,15 +60,14 @@ JsonActor db_actor_raw() {
                     {"lifecycleObserverKey", nullptr},
                     {"transactionHolding", false}})
         .options(options)
-        // The fixture's onMigrate: run at every start, before the first action.
-        .on_wake([](Ctx& c) -> Void {
+        .on_migrate([](Ctx& c) -> Void {
             co_await execute_script(
                 c,
                 "CREATE TABLE IF NOT EXISTS test_data ("
                 "id INTEGER PRIMARY KEY AUTOINCREMENT, value TEXT NOT NULL, "
                 "payload TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL)");
-            co_await record_lifecycle(c, "wake");
         })
+        .on_wake([](Ctx& c) -> Void { co_await record_lifecycle(c, "wake"); })
         .on_sleep([](Ctx& c) -> Void { co_await record_lifecycle(c, "sleep"); })
         .on_disconnect([](Ctx& c, Conn&) -> Void {
             const Json& state = std::as_const(c).state();
@@ -402,7 +405,7 @@ JsonActor db_pragma_migration_actor() {
     return JsonActor()
         .state(Json::object())
         .options(options)
-        .on_wake([](Ctx& c) -> Void {
+        .on_migrate([](Ctx& c) -> Void {
             std::shared_ptr<Database> db = co_await c.db();
             std::vector<Migration> ladder{
                 {1, "CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)"},
@@ -437,11 +440,417 @@ JsonActor db_pragma_migration_actor() {
         .action("triggerSleep", [](Act& c) { c.sleep(); });
 }
 
+
+// MARK: db-init-order.ts
+
+// Process-wide, as the fixture's module-level maps: what onSleep / onDestroy saw, per actor id.
+struct Observations {
+    std::mutex mutex;
+    std::map<std::string, std::int64_t> on_sleep;
+    std::map<std::string, std::int64_t> on_destroy;
+};
+Observations& init_order_observations() {
+    static Observations observations;
+    return observations;
+}
+
+void observe(std::map<std::string, std::int64_t> Observations::*which, const std::string& actor_id,
+             std::int64_t count) {
+    Observations& o = init_order_observations();
+    std::lock_guard lock(o.mutex);
+    (o.*which)[actor_id] = count;
+}
+
+std::int64_t observed(std::map<std::string, std::int64_t> Observations::*which,
+                      const std::string& actor_id) {
+    Observations& o = init_order_observations();
+    std::lock_guard lock(o.mutex);
+    auto it = (o.*which).find(actor_id);
+    return it == (o.*which).end() ? -1 : it->second;
+}
+
+Void create_init_order_table(Ctx& c) {
+    co_await execute_script(c,
+                            "CREATE TABLE IF NOT EXISTS init_order_items ("
+                            "id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)");
+}
+
+// `rows[0]?.count ?? -1` of a COUNT(*) query.
+boost::asio::awaitable<std::int64_t> count_rows(const Ctx& c, std::string sql) {
+    Json rows = co_await execute(c, std::move(sql));
+    Json value = first_value(rows);
+    co_return value.is_number_integer() ? value.get<std::int64_t>() : -1;
+}
+
+constexpr const char* kCountItems = "SELECT COUNT(*) as count FROM init_order_items";
+
+ActorOptions init_order_options(bool sleeps = true) {
+    ActorOptions options;
+    options.database = true;
+    options.action_timeout = 120s;
+    if (sleeps)
+        options.sleep_timeout = 100ms;
+    return options;
+}
+
+JsonActor init_order_actor(bool sleeps = true) {
+    return JsonActor().options(init_order_options(sleeps)).on_migrate(create_init_order_table);
+}
+
+void use_init_order_fixtures(Registry& registry) {
+    registry.use("dbInitOrderCreateStateActor",
+                 init_order_actor()
+                     .create_state([](Ctx& c, const Json&) -> Task {
+                         const std::int64_t count = co_await count_rows(c, kCountItems);
+                         Json state = Json::object();
+                         state["count"] = count;
+                         co_return state;
+                     })
+                     .action("getInitialCount",
+                             [](Act& c) { return std::as_const(c).state().value("count", Json()); }));
+    registry.use("dbInitOrderOnCreateActor",
+                 init_order_actor()
+                     .state(Json{{"initialCount", -1}})
+                     .on_create([](Ctx& c) -> Void {
+                         const std::int64_t count = co_await count_rows(c, kCountItems);
+                         c.state()["initialCount"] = count;
+                     })
+                     .action("getInitialCount", [](Act& c) {
+                         return std::as_const(c).state().value("initialCount", Json());
+                     }));
+    registry.use("dbInitOrderCreateVarsActor",
+                 init_order_actor()
+                     .state(Json::object())
+                     .create_vars([](Ctx& c) -> Task {
+                         const std::int64_t count = co_await count_rows(c, kCountItems);
+                         Json vars = Json::object();
+                         vars["initialCount"] = count;
+                         co_return vars;
+                     })
+                     .action("getInitialCount",
+                             [](Act& c) { return c.vars().value("initialCount", Json()); }));
+    registry.use(
+        "dbInitOrderOnWakeActor",
+        init_order_actor()
+            .state(Json::object())
+            .on_wake([](Ctx& c) -> Void {
+                co_await execute(c, "INSERT INTO init_order_items (name) VALUES (?)", "wake-event");
+            })
+            .action("getWakeCount",
+                    [](Act& c) {
+                        return count_rows(c, "SELECT COUNT(*) as count FROM init_order_items "
+                                             "WHERE name = 'wake-event'");
+                    })
+            .action("triggerSleep", [](Act& c) { c.sleep(); }));
+    auto insert = [](Act& c, std::string name) -> Void {
+        co_await execute(c, "INSERT INTO init_order_items (name) VALUES (?)", std::move(name));
+    };
+    registry.use(
+        "dbInitOrderOnSleepActor",
+        init_order_actor()
+            .state(Json::object())
+            .on_sleep([](Ctx& c) -> Void {
+                const std::int64_t count = co_await count_rows(c, kCountItems);
+                observe(&Observations::on_sleep, c.actor_id(), count);
+                co_await execute(c, "INSERT INTO init_order_items (name) VALUES (?)",
+                                 "sleep-event");
+            })
+            .action("getActorId", [](Act& c) { return c.actor_id(); })
+            .action("insert", insert)
+            .action("getSleepEventCount",
+                    [](Act& c) {
+                        return count_rows(c, "SELECT COUNT(*) as count FROM init_order_items "
+                                             "WHERE name = 'sleep-event'");
+                    })
+            .action("triggerSleep", [](Act& c) { c.sleep(); }));
+    registry.use("dbInitOrderOnDestroyActor",
+                 init_order_actor(false)
+                     .state(Json::object())
+                     .on_destroy([](Ctx& c) -> Void {
+                         const std::int64_t count = co_await count_rows(c, kCountItems);
+                         observe(&Observations::on_destroy, c.actor_id(), count);
+                     })
+                     .action("getActorId", [](Act& c) { return c.actor_id(); })
+                     .action("insert", insert)
+                     .action("triggerDestroy", [](Act& c) { c.destroy(); }));
+    registry.use("dbInitOrderObserver",
+                 JsonActor()
+                     .state(Json::object())
+                     .action("getOnSleepCount",
+                             [](Act&, std::string actor_id) {
+                                 return observed(&Observations::on_sleep, actor_id);
+                             })
+                     .action("getOnDestroyCount", [](Act&, std::string actor_id) {
+                         return observed(&Observations::on_destroy, actor_id);
+                     }));
+}
+
+// MARK: db-stress.ts
+
+Void create_stress_tables(Ctx& c) {
+    co_await execute_script(
+        c,
+        "CREATE TABLE IF NOT EXISTS stress_data (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "value TEXT NOT NULL, created_at INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS stress_meta_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+        "updated_at INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS stress_payloads (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, "
+        "payload TEXT NOT NULL, updated_at INTEGER NOT NULL)");
+}
+
+constexpr const char* kUpsertMeta =
+    "INSERT OR REPLACE INTO stress_meta_kv (key, value, updated_at) VALUES (?, ?, ?)";
+constexpr const char* kInsertData = "INSERT INTO stress_data (value, created_at) VALUES (?, ?)";
+
+Task upsert_meta_rows(Act& c, std::int64_t count) {
+    const std::int64_t n = std::max<std::int64_t>(0, count);
+    for (std::int64_t i = 0; i < n; ++i) {
+        co_await execute(c, kUpsertMeta, "key-" + std::to_string(i % 32),
+                         "value-" + std::to_string(i), c.now_ms());
+    }
+    co_return first_value(co_await execute(c, "SELECT COUNT(*) as count FROM stress_meta_kv"));
+}
+
+// The fixture's kitchen sink. Its `Promise.all` groups run one after the other here: the
+// statements of one actor's database are serialized either way.
+Task kitchen_sink_smoke(Act& c, std::int64_t rounds) {
+    const std::int64_t n = std::max<std::int64_t>(1, rounds);
+    const std::int64_t started_at = c.now_ms();
+    co_await execute(c, kUpsertMeta, "started-at", std::to_string(started_at), started_at);
+    for (std::int64_t round = 0; round < n; ++round) {
+        const std::int64_t now = started_at + round;
+        const std::string r = std::to_string(round);
+        co_await execute(c, kUpsertMeta, "parallel-key-" + std::to_string(round % 17),
+                         "parallel-value-" + r, now);
+        co_await execute(c, kInsertData, "parallel-data-" + r, now);
+        co_await execute(c, "SELECT COUNT(*) as count FROM stress_meta_kv");
+        co_await execute(c, "PRAGMA page_count");
+
+        TxBody body = [round, r, now](sqlite::Session& tx) -> Status {
+            std::vector<SqlValue> insert{SqlValue("tx-data-" + r), SqlValue(now)};
+            if (Status s = run(tx, kInsertData, std::move(insert)); !s.ok())
+                return s;
+            std::vector<SqlValue> payload{
+                SqlValue(round + 1), SqlValue("payload-" + r),
+                SqlValue(std::string(static_cast<std::size_t>(1024 + (round % 5) * 2048), 'x')),
+                SqlValue(now)};
+            if (Status s = run(tx,
+                               "INSERT OR REPLACE INTO stress_payloads (id, tag, payload, "
+                               "updated_at) VALUES (?, ?, ?, ?)",
+                               std::move(payload));
+                !s.ok())
+                return s;
+            if (Status s = run(tx, "SAVEPOINT payload_patch", {}); !s.ok())
+                return s;
+            std::vector<SqlValue> patch{SqlValue("-patch-" + r), SqlValue(now + 1),
+                                        SqlValue(round + 1)};
+            if (Status s = run(tx,
+                               "UPDATE stress_payloads SET payload = payload || ?, updated_at = ? "
+                               "WHERE id = ?",
+                               std::move(patch));
+                !s.ok())
+                return s;
+            if (Status s = run(tx, "ROLLBACK TO payload_patch", {}); !s.ok())
+                return s;
+            if (Status s = run(tx, "RELEASE payload_patch", {}); !s.ok())
+                return s;
+            std::vector<SqlValue> meta{SqlValue("tx-value-" + r), SqlValue(now + 2),
+                                       SqlValue("parallel-key-" + std::to_string(round % 17))};
+            return run(tx, "UPDATE stress_meta_kv SET value = ?, updated_at = ? WHERE key = ?",
+                       std::move(meta));
+        };
+        co_await transaction(c, std::move(body));
+
+        // A transaction its body abandons: nothing of it stays.
+        TxBody rollback = [r, now](sqlite::Session& tx) -> Status {
+            std::vector<SqlValue> insert{SqlValue("rollback-data-" + r), SqlValue(now)};
+            if (Status s = run(tx, kInsertData, std::move(insert)); !s.ok())
+                return s;
+            return Error("user", "intentional_rollback", "intentional stress rollback");
+        };
+        std::shared_ptr<Database> db = co_await c.db();
+        Status abandoned = co_await db->transaction(std::move(rollback));
+        if (abandoned.ok() || !abandoned.error().is("user", "intentional_rollback"))
+            throw ErrorException(abandoned.ok() ? Error("user", "intentional_rollback",
+                                                        "the rollback did not fail")
+                                                : abandoned.error());
+
+        if (round % 3 == 0) {
+            co_await execute(c,
+                             "DELETE FROM stress_data WHERE id IN (SELECT id FROM stress_data "
+                             "WHERE value LIKE 'parallel-data-%' ORDER BY id LIMIT 1)");
+        }
+    }
+    co_await execute(c, kUpsertMeta, "completed-rounds", std::to_string(n), c.now_ms());
+    co_await execute(c, "DELETE FROM stress_payloads WHERE id % 11 = 0");
+    co_await execute(c, "VACUUM");
+
+    Json out = Json::object();
+    out["metaCount"] =
+        first_value(co_await execute(c, "SELECT COUNT(*) as count FROM stress_meta_kv"));
+    out["dataCount"] =
+        first_value(co_await execute(c, "SELECT COUNT(*) as count FROM stress_data"));
+    out["payloadCount"] =
+        first_value(co_await execute(c, "SELECT COUNT(*) as count FROM stress_payloads"));
+    out["pageCount"] = first_value(co_await execute(c, "PRAGMA page_count"));
+    Json integrity = first_value(co_await execute(c, "PRAGMA integrity_check"));
+    out["integrity"] = integrity.is_string() ? integrity.get<std::string>() : std::string();
+    co_return out;
+}
+
+JsonActor db_stress_actor() {
+    ActorOptions options;
+    options.database = true;
+    options.action_timeout = 120s;
+    options.sleep_timeout = 100ms;
+    return JsonActor()
+        .state(Json::object())
+        .options(options)
+        .on_migrate(create_stress_tables)
+        .action("insertBatch",
+                [](Act& c, std::int64_t count) -> Task {
+                    const std::string now = std::to_string(c.now_ms());
+                    std::string sql = "INSERT INTO stress_data (value, created_at) VALUES ";
+                    for (std::int64_t i = 0; i < count; ++i)
+                        sql += (i == 0 ? "" : ", ") + ("('row-" + std::to_string(i) + "', ") +
+                               now + ")";
+                    co_await execute(c, std::move(sql));
+                    Json out = Json::object();
+                    out["count"] = count;
+                    co_return out;
+                })
+        .action("upsertMetaRows", upsert_meta_rows)
+        .action("kitchenSinkSmoke", kitchen_sink_smoke)
+        .action("getCount",
+                [](Act& c) -> Task {
+                    co_return first_value(
+                        co_await execute(c, "SELECT COUNT(*) as count FROM stress_data"));
+                })
+        .action("measureEventLoopHealth",
+                [](Act& c, std::int64_t insert_count) -> Task {
+                    const std::int64_t start_ms = c.now_ms();
+                    for (std::int64_t i = 0; i < insert_count; ++i) {
+                        co_await execute(c, "INSERT INTO stress_data (value, created_at) VALUES "
+                                            "('drift-" +
+                                                std::to_string(i) + "', " +
+                                                std::to_string(c.now_ms()) + ")");
+                    }
+                    Json out = Json::object();
+                    out["elapsedMs"] = c.now_ms() - start_ms;
+                    out["insertCount"] = insert_count;
+                    co_return out;
+                })
+        .action("writeAndVerify",
+                [](Act& c, std::int64_t count) -> Task {
+                    const std::string now = std::to_string(c.now_ms());
+                    for (std::int64_t i = 0; i < count; ++i) {
+                        co_await execute(c, "INSERT INTO stress_data (value, created_at) VALUES "
+                                            "('verify-" +
+                                                std::to_string(i) + "', " + now + ")");
+                    }
+                    co_return first_value(co_await execute(
+                        c, "SELECT COUNT(*) as count FROM stress_data WHERE value LIKE "
+                           "'verify-%'"));
+                })
+        .action("integrityCheck",
+                [](Act& c) -> Task {
+                    Json value = first_value(co_await execute(c, "PRAGMA integrity_check"));
+                    co_return value.is_string() ? value.get<std::string>() : std::string();
+                })
+        .action("triggerSleep", [](Act& c) { c.sleep(); })
+        .action("reset",
+                [](Act& c) -> Void {
+                    co_await execute(c, "DELETE FROM stress_data");
+                    co_await execute(c, "DELETE FROM stress_meta_kv");
+                    co_await execute(c, "DELETE FROM stress_payloads");
+                })
+        .action("destroy", [](Act& c) { c.destroy(); });
+}
+
+// MARK: db-lifecycle.ts
+
+// Per actor id: database clients made and migrations run. C++ has no database-provider hooks;
+// both count the starts that ran on_migrate (the TypeScript provider makes a client and migrates
+// once per start too).
+struct LifecycleCounts {
+    std::mutex mutex;
+    std::map<std::string, std::int64_t> create;
+    std::map<std::string, std::int64_t> migrate;
+};
+LifecycleCounts& lifecycle_counts() {
+    static LifecycleCounts counts;
+    return counts;
+}
+void count_lifecycle_start(const std::string& actor_id) {
+    LifecycleCounts& counts = lifecycle_counts();
+    std::lock_guard lock(counts.mutex);
+    counts.create[actor_id] += 1;
+    counts.migrate[actor_id] += 1;
+}
+
+void use_lifecycle_db_fixtures(Registry& registry) {
+    ActorOptions options;
+    options.database = true;
+    options.sleep_timeout = 1000ms;
+    registry.use(
+        "dbLifecycle",
+        JsonActor()
+            .state(Json::object())
+            .options(options)
+            .on_migrate([](Ctx& c) -> Void {
+                count_lifecycle_start(c.actor_id());
+                co_await execute_script(c,
+                                        "CREATE TABLE IF NOT EXISTS lifecycle_data ("
+                                        "id INTEGER PRIMARY KEY AUTOINCREMENT, value TEXT NOT NULL, "
+                                        "created_at INTEGER NOT NULL)");
+            })
+            .action("getActorId", [](Act& c) { return c.actor_id(); })
+            .action("ping", [](Act&) { return std::string("pong"); })
+            .action("insertValue",
+                    [](Act& c, std::string value) -> Void {
+                        co_await execute(c,
+                                         "INSERT INTO lifecycle_data (value, created_at) VALUES "
+                                         "(?, ?)",
+                                         std::move(value), c.now_ms());
+                    })
+            .action("getCount",
+                    [](Act& c) -> Task {
+                        Json value = first_value(
+                            co_await execute(c, "SELECT COUNT(*) as count FROM lifecycle_data"));
+                        co_return value.is_null() ? Json(0) : value;
+                    })
+            .action("triggerSleep", [](Act& c) { c.sleep(); })
+            .action("triggerDestroy", [](Act& c) { c.destroy(); }));
+    ActorOptions failing_options;
+    failing_options.database = true;
+    registry.use("dbLifecycleFailing",
+                 JsonActor()
+                     .state(Json::object())
+                     .options(failing_options)
+                     .on_migrate([](Ctx& c) {
+                         count_lifecycle_start(c.actor_id());
+                         throw std::runtime_error("forced migrate failure");
+                     })
+                     .action("ping", [](Act&) { return std::string("pong"); }));
+    registry.use("dbLifecycleObserver",
+                 JsonActor().state(Json::object()).action("getCounts", [](Act&, std::string id) {
+                     LifecycleCounts& counts = lifecycle_counts();
+                     std::lock_guard lock(counts.mutex);
+                     Json out = Json::object();
+                     out["create"] = counts.create.count(id) ? counts.create[id] : 0;
+                     out["migrate"] = counts.migrate.count(id) ? counts.migrate[id] : 0;
+                     return out;
+                 }));
+}
+
 }  // namespace
 
 void use_db_fixtures(Registry& registry) {
     registry.use("dbActorRaw", db_actor_raw());
     registry.use("dbPragmaMigrationActor", db_pragma_migration_actor());
+    registry.use("dbStressActor", db_stress_actor());
+    use_init_order_fixtures(registry);
+    use_lifecycle_db_fixtures(registry);
 }
 
 }  // namespace rivetkit::driver

@@ -19,6 +19,19 @@ class MemoryPageStore final : public sqlite::PageStore {
         ++reads;
         if (fail_reads)
             return Error("depot", "unavailable", "injected read failure");
+        // The engine's depot refuses a database whose page one states another size than the
+        // committed one (depot/stale_main_page).
+        if (auto page1 = pages.find(1); page1 != pages.end() && size_pages > 0 &&
+                                        page1->second.size() >= 32) {
+            const Bytes& p = page1->second;
+            const std::uint32_t stated = (std::uint32_t(p[28]) << 24) |
+                                         (std::uint32_t(p[29]) << 16) |
+                                         (std::uint32_t(p[30]) << 8) | std::uint32_t(p[31]);
+            if (stated != size_pages)
+                return Error("depot", "stale_main_page",
+                             "sqlite page one reports " + std::to_string(stated) +
+                                 " pages but the commit records " + std::to_string(size_pages));
+        }
         std::vector<std::optional<Bytes>> out;
         for (auto pgno : pgnos) {
             auto it = pages.find(pgno);

@@ -162,6 +162,37 @@ TEST(SqliteVfs, OneTransactionIsOneCommit) {
     EXPECT_EQ(count_rows(s, "t"), 3);
 }
 
+// Found by upstream's actor-db-stress (kitchen sink, then sleep): SQLite syncs a shrinking
+// transaction (VACUUM) before it truncates the file, so the commit carried the old file size
+// while page one stated the new one, and the engine refused to open the database on the next
+// wake (depot/stale_main_page). The shrunk size now goes out with the transaction itself.
+TEST(SqliteVfs, AShrinkingTransactionCommitsTheSizeItsHeaderStates) {
+    auto store = std::make_shared<MemoryPageStore>();
+    {
+        auto conn = open("vfs-vacuum", store);
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (v TEXT)").ok());
+        ASSERT_TRUE(s.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 400) INSERT INTO t SELECT printf('%.2000c', 'x') FROM n")
+                        .ok());
+        const std::uint32_t grown = store->size_pages;
+        ASSERT_TRUE(s.exec("DELETE FROM t WHERE rowid > 20").ok());
+        const int commits_before_vacuum = store->commits;
+        ASSERT_TRUE(s.exec("VACUUM").ok());
+        EXPECT_LT(store->size_pages, grown / 4);
+        EXPECT_EQ(store->commits, commits_before_vacuum + 1)
+            << "the truncate after the commit needed a commit of its own";
+        expect_integrity(s);
+    }
+    // A fresh connection (the next wake) opens what the store holds.
+    auto reopened = open("vfs-vacuum-reopened", store);
+    ASSERT_TRUE(reopened);
+    Session s(*reopened);
+    EXPECT_EQ(count_rows(s, "t"), 20);
+    expect_integrity(s);
+}
+
 TEST(SqliteVfs, FailedCommitLeavesThePreviousConsistentState) {
     auto store = std::make_shared<MemoryPageStore>();
     auto conn = open("vfs-failed-commit", store);
