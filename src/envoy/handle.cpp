@@ -168,9 +168,13 @@ std::size_t EnvoyHandle::active_http_request_count(const std::string& actor_id) 
 
 bool EnvoyHandle::is_hibernating_request_live(const std::string& actor_id,
                                               const TunnelId& id) const {
+    // A socket this process holds open is live. One it keeps from the actor's last generation
+    // (hibernating) is live only if the engine still lists it for this start: the client may
+    // have closed it while the actor slept, and the gateway then forgets it without telling
+    // this process (it opens the request anew on the new generation to deliver the close).
     auto it = state_->websockets.find(id.key());
     if (it != state_->websockets.end() && it->second->actor_id == actor_id &&
-        it->second->can_hibernate)
+        it->second->can_hibernate && !it->second->hibernating)
         return true;
     auto key = state_->find_actor(actor_id, std::nullopt);
     if (!key)

@@ -97,6 +97,12 @@ void on_open(EnvoyState& st, const TunnelId& id, proto::ToEnvoyWebSocketOpen ope
         send_close(st, id, 1011, "envoy.actor_not_found");
         return;
     }
+    auto existing = st.websockets.find(id.key());
+    log::debug("websocket open", {{"actor_id", actor->actor_id},
+                                  {"request", id.to_hex()},
+                                  {"existing", existing != st.websockets.end()},
+                                  {"existing_hibernating", existing != st.websockets.end() &&
+                                                               existing->second->hibernating}});
     auto ws = std::make_shared<WsStream>();
     ws->actor_id = actor->actor_id;
     ws->generation = actor->generation;

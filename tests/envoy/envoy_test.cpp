@@ -602,6 +602,33 @@ TEST(EnvoyWebSocket, HibernatesOnSleepAndRestoresOnWake) {
     }(e));
 }
 
+// Found by upstream's actor-conn-hibernation ("closing connection during hibernation"): the
+// client closed a hibernating socket while its actor slept; the gateway forgot it without telling
+// this process, so the next start did not list it. This process still held the socket from the
+// last generation and answered "live", so the actor kept a connection nobody could reach. Only
+// the engine's list counts for a socket kept from an earlier generation.
+TEST(EnvoyWebSocket, AHibernatingSocketTheEngineNoLongerListsIsNotLive) {
+    Env e;
+    e.cb->hibernate = true;
+    e.cb->probe_live.push_back(kRequest);
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        EXPECT_TRUE(co_await open_socket(env, *conn));
+        EXPECT_EQ(env.cb->probed_live, (std::vector<bool>{false})) << "before the socket opened";
+
+        conn->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
+        auto stopped = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(stopped && stopped_in(*stopped));
+        EXPECT_EQ(env.cb->ws->hibernations, 1);
+
+        co_await start_actor(env, *conn, 2);  // the engine lists nothing
+        EXPECT_EQ(env.cb->probed_live, (std::vector<bool>{false, false}));
+        EXPECT_EQ(env.cb->ws->restores, 0);
+        co_await finish(env, handle);
+    }(e));
+}
+
 // A draining envoy (the engine stops the actor with GoingAway to move it) keeps a hibernatable
 // socket open at the gateway, as on sleep: no close is sent and the socket hibernates. A destroy
 // closes it (1011 actor.stopped).

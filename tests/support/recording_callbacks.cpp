@@ -85,6 +85,8 @@ void RecordingCallbacks::on_disconnect(EnvoyHandle) {
 asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle handle, ActorStart start) {
     for (const auto& id : start.hibernating_requests)
         listed_live.push_back(handle.is_hibernating_request_live(start.actor_id, id));
+    for (const auto& id : probe_live)
+        probed_live.push_back(handle.is_hibernating_request_live(start.actor_id, id));
     if (!persisted_sockets.empty())
         handle.restore_hibernating_requests(start.actor_id, persisted_sockets);
     if (intent_during_start == "sleep")

@@ -56,6 +56,9 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     // of the start's hibernating requests, asked before that.
     std::vector<HibernatingWebSocketMeta> persisted_sockets;
     std::vector<bool> listed_live;
+    // Requests whose liveness on_actor_start also asks for (listed or not), and the answers.
+    std::vector<TunnelId> probe_live;
+    std::vector<bool> probed_live;
 
     void on_connect(EnvoyHandle) override;
     void on_disconnect(EnvoyHandle) override;
