@@ -100,6 +100,20 @@ struct HttpResponse {
     std::optional<std::string> header(std::string_view name) const;
 };
 
+// ActorHandle::send: `wait` waits until the actor completes the message (a completable receive
+// answered it) or `timeout` passes (the actor's default when unset).
+struct QueueSendOptions {
+    bool wait = false;
+    std::optional<std::chrono::milliseconds> timeout;
+};
+struct QueueSendResult {
+    // "completed" (also for a send without wait, once enqueued) or "timedOut".
+    std::string status;
+    // What the actor completed the message with, when it did with a value.
+    std::optional<Json> response;
+    bool completed() const noexcept { return status == "completed"; }
+};
+
 struct WebSocketMessage {
     std::string data;
     bool binary = false;
@@ -246,6 +260,11 @@ class ActorHandle {
     Result<T> call(std::string name, const Args&... args) const {
         return Connection::convert<T>(action(std::move(name), Json::array({Json(args)...})));
     }
+    // Sends `body` to the actor's queue `name` over HTTP (upstream's `handle.send`). Errors as an
+    // action's: the actor's can_publish refusal is auth/forbidden, a full queue
+    // queue/full, and so on.
+    Result<QueueSendResult> send(std::string name, Json body,
+                                 QueueSendOptions options = {}) const;
     // Raw HTTP to the actor's on_request.
     Result<HttpResponse> fetch(HttpRequest request) const;
     // A raw WebSocket to the actor's on_websocket (`path` below /websocket, e.g. "/chat?x=1").
@@ -257,6 +276,8 @@ class ActorHandle {
     boost::asio::awaitable<Result<std::string>> resolve_async() const;
     boost::asio::awaitable<Result<Json>> action_async(std::string name,
                                                       Json args = Json::array()) const;
+    boost::asio::awaitable<Result<QueueSendResult>> send_async(std::string name, Json body,
+                                                               QueueSendOptions options = {}) const;
     boost::asio::awaitable<Result<HttpResponse>> fetch_async(HttpRequest request) const;
 
   private:

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <boost/asio/this_coro.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -403,6 +404,51 @@ asio::awaitable<Result<Json>> ActorHandle::action_async(std::string name, Json a
     if (res->status != 200)
         co_return wire::decode_http_error(encoding, res->status, bytes);
     co_return wire::decode_http_action_response(encoding, bytes);
+}
+
+Result<QueueSendResult> ActorHandle::send(std::string name, Json body,
+                                          QueueSendOptions options) const {
+    return detail::block_on(*client_, send_async(std::move(name), std::move(body), options));
+}
+
+asio::awaitable<Result<QueueSendResult>> ActorHandle::send_async(std::string name, Json body,
+                                                                 QueueSendOptions options) const {
+    const auto encoding = detail::to_wire(client_->config.encoding);
+    auto target = client_->gateway_target(method_, name_, key_, actor_id_, input_, region_,
+                                          "/queue/" + detail::percent_encode(name));
+    if (!target.ok())
+        co_return std::move(target).error();
+    std::optional<std::uint64_t> timeout_ms;
+    if (options.timeout)
+        timeout_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, options.timeout->count()));
+    auto request = wire::encode_http_queue_send_request(encoding, name, body, options.wait,
+                                                        timeout_ms);
+    if (!request.ok())
+        co_return std::move(request).error();
+    detail::Headers headers = client_->gateway_headers();
+    headers.emplace_back("content-type", encoding == wire::Encoding::json
+                                             ? "application/json"
+                                             : "application/octet-stream");
+    headers.emplace_back("x-rivet-encoding", std::string(wire::encoding_name(encoding)));
+    if (!params_.is_null())
+        headers.emplace_back("x-rivet-conn-params", params_.dump());
+    std::string method = "POST";
+    std::string text(request->begin(), request->end());
+    detail::Endpoint endpoint = *client_->endpoint;
+    std::string path = std::move(target).value();
+    auto res = co_await detail::http_exchange(client_->executor, std::move(endpoint),
+                                              std::move(method), std::move(path),
+                                              std::move(headers), std::move(text));
+    if (!res.ok())
+        co_return std::move(res).error();
+    const BytesView bytes(reinterpret_cast<const std::uint8_t*>(res->body.data()),
+                          res->body.size());
+    if (res->status != 200)
+        co_return wire::decode_http_error(encoding, res->status, bytes);
+    auto reply = wire::decode_http_queue_send_response(encoding, bytes);
+    if (!reply.ok())
+        co_return std::move(reply).error();
+    co_return QueueSendResult{std::move(reply->status), std::move(reply->response)};
 }
 
 Result<HttpResponse> ActorHandle::fetch(HttpRequest request) const {

@@ -342,6 +342,75 @@ Result<Json> decode_http_action_response(Encoding encoding, BytesView body) {
     return malformed_response("unknown encoding");
 }
 
+Result<Bytes> encode_http_queue_send_request(Encoding encoding, std::string_view name,
+                                             const Json& body, bool wait,
+                                             std::optional<std::uint64_t> timeout_ms) {
+    if (encoding == Encoding::json) {
+        Json out{{"body", body}, {"wait", wait}, {"name", std::string(name)}};
+        if (timeout_ms)
+            out["timeout"] = *timeout_ms;
+        return text_bytes(dump(out));
+    }
+    auto value = value_to_cbor(body);
+    if (!value.ok())
+        return std::move(value).error();
+    if (encoding == Encoding::bare) {
+        c4::HttpQueueSendRequest request;
+        request.body = std::move(value).value();
+        request.name = std::string(name);
+        request.wait = wait;
+        request.timeout = timeout_ms;
+        return bare::encode_versioned(kClientProtocolVersion, request);
+    }
+    CborOut w;
+    w.head(5, timeout_ms ? 4 : 3);
+    w.text("body");
+    w.raw(*value);
+    w.text("wait");
+    w.boolean(wait);
+    w.text("name");
+    w.text(name);
+    if (timeout_ms) {
+        w.text("timeout");
+        w.head(0, *timeout_ms);
+    }
+    return w.take();
+}
+
+Result<QueueSendReply> decode_http_queue_send_response(Encoding encoding, BytesView body) {
+    Json root;
+    if (encoding == Encoding::bare) {
+        auto r = decode_bare<c4::HttpQueueSendResponse>(body, "HttpQueueSendResponse");
+        if (!r.ok())
+            return malformed_response(r.error().message());
+        QueueSendReply out{std::move(r->status), std::nullopt};
+        if (r->response) {
+            auto v = value_from_cbor(*r->response);
+            if (!v.ok())
+                return malformed_response(v.error().message());
+            out.response = std::move(v).value();
+        }
+        return out;
+    }
+    if (encoding == Encoding::json) {
+        auto v = parse(body);
+        if (!v)
+            return malformed_response("queue response is not JSON");
+        root = std::move(*v);
+    } else {
+        auto v = value_from_cbor(body);
+        if (!v.ok())
+            return malformed_response("queue response is not CBOR");
+        root = std::move(v).value();
+    }
+    if (!root.is_object() || !root.contains("status") || !root["status"].is_string())
+        return malformed_response("queue response has no status");
+    QueueSendReply out{root["status"].get<std::string>(), std::nullopt};
+    if (auto it = root.find("response"); it != root.end())
+        out.response = *it;
+    return out;
+}
+
 Error decode_http_error(Encoding encoding, unsigned status, BytesView body) {
     std::optional<Error> out;
     switch (encoding) {

@@ -39,6 +39,16 @@ Result<Json> value_from_cbor(BytesView cbor);
 
 Result<Bytes> encode_http_action_request(Encoding encoding, const Json& args);
 Result<Json> decode_http_action_response(Encoding encoding, BytesView body);
+// POST /queue/<name>: the message body (a compat-form value), whether to wait for the actor to
+// complete it, and how long (ms; the actor's default when absent).
+Result<Bytes> encode_http_queue_send_request(Encoding encoding, std::string_view name,
+                                             const Json& body, bool wait,
+                                             std::optional<std::uint64_t> timeout_ms);
+struct QueueSendReply {
+    std::string status;  // "completed" or "timedOut"
+    std::optional<Json> response;
+};
+Result<QueueSendReply> decode_http_queue_send_response(Encoding encoding, BytesView body);
 // An error body (json/cbor map or bare HttpResponseError) → structured Error with the actor
 // specifier when the body names one. Falls back to `status`-based client/http_error when the
 // body is not an error body in `encoding` (e.g. a plain-text proxy error).

@@ -87,6 +87,48 @@ void register_relay(core::registry::CoreRegistry& registry) {
     registry.register_actor("relay", relay.factory());
 }
 
+// A queue for ActorHandle::send: "jobs" is declared (an undeclared name is dropped, as
+// upstream), the run handler completes each "jobs" message it takes with `done:<body>` when the
+// body says so, and `drain` returns what is waiting.
+struct MailboxState {
+    std::int64_t completed = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MailboxState, completed)
+
+void register_mailbox(core::registry::CoreRegistry& registry) {
+    using MailCtx = ActorContext<MailboxState>;
+    auto mailbox =
+        Actor<MailboxState>()
+            .queue("jobs")
+            .queue("replies")
+            .run([](MailCtx& c) -> boost::asio::awaitable<void> {
+                Queue queue = c.queue();
+                for (;;) {
+                    QueueReceiveOptions opts;
+                    opts.names = {"replies"};
+                    opts.completable = true;
+                    std::optional<QueueMessage> m = co_await queue.next(std::move(opts));
+                    if (!m)
+                        break;
+                    c.state().completed += 1;
+                    Json reply = "done:" + m->body.dump();
+                    co_await m->complete(std::move(reply));
+                }
+            })
+            .action("drain", [](ActionContext<MailboxState>& c) -> boost::asio::awaitable<Json> {
+                Queue queue = c.queue();
+                QueueReceiveOptions opts;
+                opts.names = {"jobs"};
+                opts.count = 100;
+                std::vector<QueueMessage> taken = co_await queue.try_next_batch(std::move(opts));
+                Json bodies = Json::array();
+                for (const QueueMessage& m : taken)
+                    bodies.push_back(m.body);
+                co_return bodies;
+            });
+    registry.register_actor("mailbox", mailbox.factory());
+}
+
 // Records what a connection sees, with bounded waits.
 struct Recorder {
     std::mutex mu;
@@ -140,6 +182,7 @@ class ClientOnCppHost : public ::testing::Test {
             examples::register_examples(r);
             register_raw_echo(r);
             register_relay(r);
+            register_mailbox(r);
         });
         ASSERT_TRUE(stack.ok()) << stack.error().to_string();
         stack_ = new LiveStack(std::move(stack).value());
@@ -159,6 +202,38 @@ class ClientOnCppHost : public ::testing::Test {
     static LiveStack* stack_;
 };
 LiveStack* ClientOnCppHost::stack_ = nullptr;
+
+// ActorHandle::send (upstream's handle.send): messages reach the declared queue in order with
+// their values intact; with wait, the reply the actor completes the message with comes back; a
+// send to an undeclared queue is answered "completed" and dropped.
+TEST_F(ClientOnCppHost, QueueSendsReachTheActorAndWaitForItsReply) {
+    for (Encoding enc : kEncodings) {
+        SCOPED_TRACE(suffix(enc));
+        Client client(config_for(engine(), enc));
+        auto mailbox = client.get_or_create("mailbox", {"send-" + suffix(enc)});
+        const json big = json::array({"$BigInt", "9007199254740993"});
+        for (const json& body : {json(1), json{{"text", "héllo"}}, big}) {
+            auto sent = mailbox.send("jobs", body);
+            ASSERT_TRUE(sent.ok()) << sent.error().to_string();
+            EXPECT_TRUE(sent->completed()) << sent->status;
+            EXPECT_FALSE(sent->response.has_value());
+        }
+        auto dropped = mailbox.send("undeclared", json("lost"));
+        ASSERT_TRUE(dropped.ok()) << dropped.error().to_string();
+        EXPECT_TRUE(dropped->completed());
+        auto drained = mailbox.action("drain");
+        ASSERT_TRUE(drained.ok()) << drained.error().to_string();
+        EXPECT_EQ(*drained, json::array({1, json{{"text", "héllo"}}, big}));
+
+        client::QueueSendOptions wait;
+        wait.wait = true;
+        wait.timeout = std::chrono::seconds(30);
+        auto replied = mailbox.send("replies", json("ping"), wait);
+        ASSERT_TRUE(replied.ok()) << replied.error().to_string();
+        EXPECT_TRUE(replied->completed()) << replied->status;
+        EXPECT_EQ(replied->response, std::optional<json>(json("done:\"ping\"")));
+    }
+}
 
 TEST_F(ClientOnCppHost, ActionsThroughEveryAddressingForm) {
     for (Encoding enc : kEncodings) {
