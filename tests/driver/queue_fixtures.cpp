@@ -128,8 +128,12 @@ JsonActor queue_actor() {
         // queue by the actor's own send (the C++ client has no queue send yet).
         .action("sendToSelf",
                 [](Act& c, std::string name, Json body) -> Task {
-                    Queue queue = c.queue();
-                    co_await queue.send(std::move(name), std::move(body));
+                    std::unique_ptr<client::Client> peers = co_await client::actor_client();
+                    client::ActorHandle self = peers->get_for_id("queueActor", c.actor_id());
+                    Result<client::QueueSendResult> sent =
+                        co_await self.send_async(std::move(name), std::move(body));
+                    if (!sent.ok())
+                        throw ErrorException(std::move(sent).error());
                     co_return true;
                 })
         .action("waitForAbort",
