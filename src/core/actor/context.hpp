@@ -102,8 +102,14 @@ struct ActorContextInner {
 
     // State and saving (state.cpp).
     PersistedActor persisted;
+    // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
+    // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;
     std::uint64_t state_revision = 0;
+    void mark_dirty() noexcept {
+        dirty = true;
+        ++state_revision;
+    }
     std::uint64_t state_patches = 0;
     std::uint64_t save_request_revision = 0;
     std::uint64_t completed_save_revision = 0;

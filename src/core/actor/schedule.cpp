@@ -133,7 +133,7 @@ Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes arg
     auto& events = p_->persisted.scheduled_events;
     events.insert(std::upper_bound(events.begin(), events.end(), ev, event_before), std::move(ev));
     p_->schedule_dirty_since_push = true;
-    p_->dirty = true;
+    p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule insert");
     record_inspector_signal(InspectorSignal::SchedulesUpdated);
@@ -150,7 +150,7 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
     log::debug("scheduled actor event cancelled",
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;
-    p_->dirty = true;
+    p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     persist_now_tracked("schedule cancel");
     record_inspector_signal(InspectorSignal::SchedulesUpdated);
@@ -178,7 +178,7 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
                                                 std::make_move_iterator(split));
         events.erase(events.begin(), split);
         if (!due.empty()) {
-            s.dirty = true;
+            s.mark_dirty();
             s.schedule_dirty_since_push = true;
             metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
             self.persist_now_tracked("schedule drain");

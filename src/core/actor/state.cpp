@@ -35,8 +35,7 @@ struct PreparedSave {
 
 void ActorContext::set_state_initial(Bytes state) const {
     p_->persisted.state = std::move(state);
-    p_->dirty = true;
-    ++p_->state_revision;
+    p_->mark_dirty();
 }
 
 void ActorContext::on_request_save(std::function<void(const RequestSaveOpts&)> hook) const {
@@ -111,19 +110,19 @@ void ActorContext::set_has_initialized(bool value) const {
     if (p_->persisted.has_initialized == value)
         return;
     p_->persisted.has_initialized = value;
-    p_->dirty = true;
+    p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::HasInitialized);
 }
 
 void ActorContext::set_input(std::optional<Bytes> input) const {
     p_->persisted.input = std::move(input);
-    p_->dirty = true;
+    p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::InputSet);
 }
 
 void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> events) const {
     p_->persisted.scheduled_events = std::move(events);
-    p_->dirty = true;
+    p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     p_->schedule_dirty_since_push = true;
     persist_now_tracked("set scheduled events");
@@ -374,15 +373,20 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     if (!prepared_result.ok())
         co_return std::move(prepared_result).error();
     PreparedSave prepared = std::move(prepared_result).value();
-    if (!prepared.actor_state && prepared.conn_puts.empty() && prepared.deletes.empty()) {
+    // The persisted actor goes out with a new state, and also when something else in it (the
+    // schedule, the input) changed and its own write failed: a save is the retry, so a sleep
+    // right after a failed schedule write does not leave the schedule unwritten.
+    const bool write_persisted = prepared.actor_state.has_value() || s.dirty;
+    if (!write_persisted && prepared.conn_puts.empty() && prepared.deletes.empty()) {
         finish_save_request(s, revision);
         co_return Status{};
     }
     std::vector<KvEntry> puts;
     const std::uint64_t state_revision = s.state_revision;
-    if (prepared.actor_state) {
+    if (write_persisted) {
         PersistedActor next = s.persisted;
-        next.state = *prepared.actor_state;
+        if (prepared.actor_state)
+            next.state = *prepared.actor_state;
         puts.emplace_back(keys::to_bytes(keys::kPersistData), encode_persisted_actor(next));
     }
     for (auto& put : prepared.conn_puts)
@@ -398,10 +402,10 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     if (prepared.actor_state) {
         metrics_of(self).state_saved();
         s.persisted.state = std::move(*prepared.actor_state);
-        if (s.state_revision == state_revision)
-            s.dirty = false;
         self.record_inspector_signal(InspectorSignal::StateUpdated);
     }
+    if (write_persisted && s.state_revision == state_revision)
+        s.dirty = false;
     for (const auto& [id, index] : prepared.conn_message_indexes) {
         if (auto it = s.conns.find(id); it != s.conns.end())
             it->second.mark_server_message_index_saved(index);
