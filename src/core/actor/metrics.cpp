@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "core/actor/context.hpp"
@@ -48,9 +48,15 @@ std::string_view kv_label(std::size_t i) {
     return labels[i];
 }
 
+// An actor name's shards, one per thread that recorded for it. Shards are never freed (the
+// renderer and live actors hold plain references), so a name costs one shard per io thread.
+struct MetricsFamily {
+    std::deque<MetricValues> shards;  // guarded by the registry mutex (appends only)
+};
+
 struct Registry {
     std::mutex mutex;
-    std::map<std::string, std::shared_ptr<MetricsFamily>, std::less<>> families;
+    std::map<std::string, MetricsFamily, std::less<>> families;
 };
 
 Registry& registry() {
@@ -104,12 +110,6 @@ void append_histogram(Metric& m, std::string_view labels, const Histogram& h) {
 
 }  // namespace
 
-struct MetricsFamily {
-    std::string actor_name;
-    MetricValues retired;              // folded counters of finished actors
-    std::set<const ActorMetrics*> live;  // guarded by the registry mutex
-};
-
 void Histogram::observe(std::chrono::nanoseconds d) noexcept {
     const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
     const double seconds = static_cast<double>(ns) / 1e9;
@@ -130,7 +130,7 @@ void Histogram::add(const Histogram& other) noexcept {
     sum_ns_.fetch_add(other.sum_ns(), std::memory_order_relaxed);
 }
 
-void MetricValues::add(const MetricValues& o, bool gauges) noexcept {
+void MetricValues::add(const MetricValues& o) noexcept {
     auto sum = [](auto& into, const auto& from) {
         into.fetch_add(from.load(std::memory_order_relaxed), std::memory_order_relaxed);
     };
@@ -150,33 +150,44 @@ void MetricValues::add(const MetricValues& o, bool gauges) noexcept {
     sum(state_saves, o.state_saves);
     for (std::size_t k = 0; k < kKvOperationCount; ++k)
         sum(kv_ops[k], o.kv_ops[k]);
-    if (gauges) {
-        sum(active, o.active);
-        sum(queue_depth, o.queue_depth);
-        sum(connections_active, o.connections_active);
-        for (std::size_t k = 0; k < kUserTaskKindCount; ++k)
-            sum(user_tasks_active[k], o.user_tasks_active[k]);
-    }
+    sum(active, o.active);
+    sum(queue_depth, o.queue_depth);
+    sum(connections_active, o.connections_active);
+    for (std::size_t k = 0; k < kUserTaskKindCount; ++k)
+        sum(user_tasks_active[k], o.user_tasks_active[k]);
 }
 
-ActorMetrics::ActorMetrics(std::string_view actor_name) {
+namespace {
+
+// This thread's shard of `actor_name`: looked up in a per-thread cache first, made under the
+// registry mutex the first time a thread records for the name.
+MetricValues& shard_for(std::string_view actor_name) {
+    thread_local std::map<std::string, MetricValues*, std::less<>> cache;
+    if (auto found = cache.find(actor_name); found != cache.end())
+        return *found->second;
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
-    auto found = r.families.find(actor_name);
-    if (found == r.families.end()) {
-        auto family = std::make_shared<MetricsFamily>();
-        family->actor_name = std::string(actor_name);
-        found = r.families.emplace(std::string(actor_name), std::move(family)).first;
+    MetricValues* shard = nullptr;
+    {
+        std::lock_guard lock(r.mutex);
+        auto family = r.families.find(actor_name);
+        if (family == r.families.end())
+            family = r.families.try_emplace(std::string(actor_name)).first;
+        shard = &family->second.shards.emplace_back();
     }
-    family_ = found->second;
-    family_->live.insert(this);
+    cache.emplace(std::string(actor_name), shard);
+    return *shard;
 }
+
+}  // namespace
+
+ActorMetrics::ActorMetrics(std::string_view actor_name) : v_(shard_for(actor_name)) {}
 
 ActorMetrics::~ActorMetrics() {
-    Registry& r = registry();
-    std::lock_guard lock(r.mutex);
-    family_->live.erase(this);
-    family_->retired.add(v_, false);
+    // This actor's gauge contributions leave with it (the counters stay in the shard).
+    if (active_)
+        v_.active.fetch_sub(1, std::memory_order_relaxed);
+    v_.queue_depth.fetch_sub(queue_depth_, std::memory_order_relaxed);
+    v_.connections_active.fetch_sub(connections_active_, std::memory_order_relaxed);
 }
 
 ActorMetrics& metrics_of(const ActorContext& ctx) {
@@ -195,16 +206,15 @@ std::shared_ptr<ActorMetrics> metrics_ptr(const ActorContext& ctx) {
 }
 
 std::string render_prometheus_metrics() {
-    // Sum each family under the lock (live actors deregister under it), render afterwards.
+    // Sum each name's shards under the lock (shards are appended under it), render afterwards.
     std::vector<std::pair<std::string, std::unique_ptr<MetricValues>>> totals;
     {
         Registry& r = registry();
         std::lock_guard lock(r.mutex);
         for (const auto& [name, family] : r.families) {
             auto sum = std::make_unique<MetricValues>();
-            sum->add(family->retired, false);
-            for (const ActorMetrics* actor : family->live)
-                sum->add(actor->values(), true);
+            for (const MetricValues& shard : family.shards)
+                sum->add(shard);
             totals.emplace_back(name, std::move(sum));
         }
     }

@@ -76,8 +76,9 @@ class Histogram {
     std::atomic<std::uint64_t> sum_ns_{0};
 };
 
-// Every metric of one actor (or, folded, of an actor name). Counters only grow; gauges are this
-// actor's current value.
+// The metrics of an actor name recorded on one thread (a shard): counters only grow, gauges are
+// the sum of that thread's live actors' current values. Written by one thread, read by the
+// renderer (relaxed atomics); the name's samples are the sum of its shards.
 struct MetricValues {
     std::atomic<std::int64_t> active{0};
     std::atomic<std::uint64_t> started{0};
@@ -95,15 +96,16 @@ struct MetricValues {
     std::atomic<std::uint64_t> state_saves{0};
     std::array<std::atomic<std::uint64_t>, kKvOperationCount> kv_ops{};
 
-    // Adds `other` into this: counters and histograms always, gauges only with `gauges`.
-    void add(const MetricValues& other, bool gauges) noexcept;
+    // Adds every value of `other` into this.
+    void add(const MetricValues& other) noexcept;
 };
 
-struct MetricsFamily;
-
-// One actor generation's metrics. Recording touches only this object's relaxed atomics (no lock);
-// the family's mutex is taken when the actor's metrics are created and destroyed (its counters
-// are then folded into the family) and when rendering.
+// One actor generation's handle on its name's metrics. An actor records into the shard of its
+// name on the thread that created its metrics (an actor lives on one thread), so an actor costs a
+// few bytes instead of its own histograms, and recording is relaxed atomics on a thread-owned
+// shard (no lock, no cache line shared with another thread). The registry mutex is taken once per
+// thread and name, when its shard is made. The actor's own gauge contributions are kept so that
+// they leave the shard with it.
 class ActorMetrics {
   public:
     explicit ActorMetrics(std::string_view actor_name);
@@ -113,14 +115,22 @@ class ActorMetrics {
 
     void actor_started() noexcept {
         inc(v_.started);
-        v_.active.store(1, std::memory_order_relaxed);
+        if (!active_) {
+            active_ = true;
+            v_.active.fetch_add(1, std::memory_order_relaxed);
+        }
     }
     void actor_stopped() noexcept {
         inc(v_.stopped);
-        v_.active.store(0, std::memory_order_relaxed);
+        if (active_) {
+            active_ = false;
+            v_.active.fetch_sub(1, std::memory_order_relaxed);
+        }
     }
     void set_queue_depth(std::uint32_t depth) noexcept {
-        v_.queue_depth.store(depth, std::memory_order_relaxed);
+        v_.queue_depth.fetch_add(static_cast<std::int64_t>(depth) - queue_depth_,
+                                 std::memory_order_relaxed);
+        queue_depth_ = depth;
     }
     void queue_messages_sent(std::uint64_t n) noexcept {
         v_.queue_sent.fetch_add(n, std::memory_order_relaxed);
@@ -130,7 +140,9 @@ class ActorMetrics {
     }
     void connection_established() noexcept { inc(v_.connections_total); }
     void set_connections_active(std::size_t n) noexcept {
-        v_.connections_active.store(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+        v_.connections_active.fetch_add(static_cast<std::int64_t>(n) - connections_active_,
+                                        std::memory_order_relaxed);
+        connections_active_ = static_cast<std::int64_t>(n);
     }
     void begin_user_task(UserTaskKind kind) noexcept {
         v_.user_tasks_active[idx(kind)].fetch_add(1, std::memory_order_relaxed);
@@ -146,10 +158,14 @@ class ActorMetrics {
     void state_mutation(StateMutationReason reason) noexcept {
         inc(v_.state_mutations[idx(reason)]);
     }
-    void state_saved() noexcept { inc(v_.state_saves); }
+    void state_saved() noexcept {
+        inc(v_.state_saves);
+        ++state_saves_;
+    }
     void kv_operation(KvOperation op) noexcept { inc(v_.kv_ops[idx(op)]); }
 
-    const MetricValues& values() const noexcept { return v_; }
+    // This actor generation's state saves (the name's total is in the rendered metrics).
+    std::uint64_t state_saves() const noexcept { return state_saves_; }
 
   private:
     template <typename E>
@@ -160,8 +176,11 @@ class ActorMetrics {
         c.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::shared_ptr<MetricsFamily> family_;
-    MetricValues v_;
+    MetricValues& v_;  // the shard of this actor's name and thread; never freed
+    std::int64_t connections_active_ = 0;
+    std::uint64_t state_saves_ = 0;
+    std::uint32_t queue_depth_ = 0;
+    bool active_ = false;
 };
 
 // This actor's metrics, made (and registered under its name) on first use; they live as long as

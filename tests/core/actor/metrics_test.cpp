@@ -1,7 +1,7 @@
 // Actor metrics (core/actor/metrics.hpp): upstream's names in the Prometheus text format, per
-// actor name; live actors' gauges summed, finished actors' counters folded into their name; the
-// recording path is per-actor relaxed atomics (several threads recording at once while another
-// renders sum exactly); hooks in the task/context paths (connections, state saves, scheduled
+// actor name; live actors' gauges summed, finished actors' counters kept under their name; the
+// recording path is relaxed atomics on the name's shard of the recording thread (several threads
+// recording at once while another renders sum exactly; an actor costs a small handle); hooks in the task/context paths (connections, state saves, scheduled
 // actions, queue waits) on virtual time.
 
 #include "core/actor/metrics.hpp"
@@ -141,6 +141,29 @@ TEST(Metrics, actors_on_several_threads_record_without_locks_while_rendering) {
     EXPECT_EQ(sample(text, "rivetkit_actor_user_task_duration_seconds_count" + n +
                                ",kind=\"action\"}"),
               kThreads * kEach);
+}
+
+TEST(Metrics, an_actor_costs_a_small_handle_not_histograms_of_its_own) {
+    // An awake actor's memory is the product's RSS per actor: its metrics are a reference to its
+    // name's shard and its own gauge contributions, not 13 histograms (~1.6 KB) per actor.
+    EXPECT_LE(sizeof(ActorMetrics), 32u);
+    const std::string n = "{actor_name=\"metrics-handles\"}";
+    std::vector<std::unique_ptr<ActorMetrics>> actors;
+    for (int i = 0; i < 1000; ++i) {
+        actors.push_back(std::make_unique<ActorMetrics>("metrics-handles"));
+        actors.back()->actor_started();
+        actors.back()->set_connections_active(2);
+        actors.back()->set_connections_active(1);
+    }
+    std::string text = render_prometheus_metrics();
+    EXPECT_EQ(sample(text, "rivetkit_actor_active_count" + n), 1000);
+    EXPECT_EQ(sample(text, "rivetkit_actor_connections_active" + n), 1000);
+    // An actor that goes away without stopping (its task was dropped) takes its gauges with it.
+    actors.resize(400);
+    text = render_prometheus_metrics();
+    EXPECT_EQ(sample(text, "rivetkit_actor_active_count" + n), 400);
+    EXPECT_EQ(sample(text, "rivetkit_actor_connections_active" + n), 400);
+    EXPECT_EQ(sample(text, "rivetkit_actor_started_total" + n), 1000);
 }
 
 TEST(Metrics, context_hooks_record_connections_saves_schedule_and_mutations) {

@@ -264,7 +264,7 @@ TEST_F(RegistryEngine, ActionsOnAHibernatableConnectionShareSaves) {
     auto saves = [&] {
         return host_->call([&]() -> std::uint64_t {
             auto ctx = host_->registry().actor_context(actor_id);
-            return ctx ? core::metrics_ptr(*ctx)->values().state_saves.load() : 0;
+            return ctx ? core::metrics_ptr(*ctx)->state_saves() : 0;
         });
     };
     auto action = [](int id, const char* name) {
