@@ -4,6 +4,10 @@
 // /proc/<pid>/stat, all threads), plus the host's RSS. Writes one JSON document to --out.
 //
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--quick]
+//                   [--only REGEX] [--awake N]
+//
+// --only runs the scenario groups whose key matches (cold, sequential, throughput, fanout, sleep,
+// awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 
@@ -98,9 +102,11 @@ const seqOps = quick ? 100 : 500;
 const loadSeconds = quick ? 3 : 10;
 const callers = 16;
 const results = [];
+const only = typeof args.only === "string" ? new RegExp(args.only) : null;
+const want = (group) => !only || only.test(group);
 
 // Cold create: a new actor per call, its first action.
-{
+if (want("cold")) {
     const n = quick ? 10 : 30;
     results.push(
         await measure("cold create + first action", async () => {
@@ -113,7 +119,7 @@ const results = [];
 }
 
 // Sequential actions on one actor.
-{
+if (want("sequential")) {
     const h = client.counter.getOrCreate([`seq-${run}`]);
     await h.increment(0);
     results.push(
@@ -136,10 +142,12 @@ const results = [];
 }
 
 // Throughput with 16 callers: one actor, then one actor each; over HTTP and WebSocket.
-for (const [label, actorsFor] of [
-    ["one actor", () => `one-${run}`],
-    ["16 actors", (i) => `many-${run}-${i}`],
-]) {
+for (const [label, actorsFor] of want("throughput")
+    ? [
+          ["one actor", () => `one-${run}`],
+          ["16 actors", (i) => `many-${run}-${i}`],
+      ]
+    : []) {
     const handles = Array.from({ length: callers }, (_, i) => client.counter.getOrCreate([actorsFor(i)]));
     await Promise.all(handles.map((h) => h.increment(0)));
     results.push(
@@ -159,7 +167,7 @@ for (const [label, actorsFor] of [
 
 // Event fan-out: 50 subscribed connections, one increment at a time; latency until the last
 // connection has the event.
-{
+if (want("fanout")) {
     const nConns = 50;
     const events = quick ? 30 : 100;
     const h = client.counter.getOrCreate([`fanout-${run}`]);
@@ -189,7 +197,7 @@ for (const [label, actorsFor] of [
 
 // First action after sleep: actors put to sleep by an action, then woken by their next call,
 // one at a time (the wake is the engine starting the actor again and the host loading its state).
-{
+if (want("sleep")) {
     const n = quick ? 10 : 30;
     const handles = Array.from({ length: n }, (_, i) => client.counter.getOrCreate([`sleep-${run}-${i}`]));
     for (const h of handles) {
@@ -208,8 +216,8 @@ for (const [label, actorsFor] of [
 }
 
 // Many awake actors: create rate, engine CPU per create, host RSS per actor.
-{
-    const n = quick ? 100 : 1000;
+if (want("awake")) {
+    const n = args.awake ? Number(args.awake) : quick ? 100 : 1000;
     const parallel = 8;
     const rss0 = rssKb(hostPid);
     const r = await measure(`${n} awake actors (8 creating at a time)`, async () => {

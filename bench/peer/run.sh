@@ -4,7 +4,10 @@
 # (one after the other, same machine, same invocation), driven by the official TypeScript client
 # (driver.mjs). Prints a side-by-side table with C++/TS ratios (report.mjs); see bench/README.md.
 #
-#   bash bench/peer/run.sh [--quick] [--rounds N]
+#   bash bench/peer/run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]
+#
+# --only picks scenario groups (cold, sequential, throughput, fanout, sleep, awake), --awake the
+# number of awake actors, --no-ts leaves out the TypeScript host (a quick look at one change).
 #
 # With N rounds the TS host and rivetkit-host alternate N times (ts cpp, cpp ts, ...), each on a
 # fresh engine, and the table shows each measure's median over the rounds: the engine's CPU per
@@ -19,12 +22,17 @@ source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
 quick=()
+extra=()
 rounds=""
+no_ts=""
 while (($#)); do
     case $1 in
-        --quick) quick=(--quick) ;;
+        --quick) quick+=(--quick) ;;
         --rounds) rounds=$2; shift ;;
-        *) echo "usage: run.sh [--quick] [--rounds N]" >&2; exit 2 ;;
+        --only) extra+=(--only "$2"); shift ;;
+        --awake) extra+=(--awake "$2"); shift ;;
+        --no-ts) no_ts=1 ;;
+        *) echo "usage: run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -75,7 +83,7 @@ run_one() {
     done
     echo "peer: $label host ready on $engine_endpoint" >&2
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
-        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" >"$tmp/$label/driver.log" 2>&1 || {
+        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
         echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
     stop_host
 
@@ -84,6 +92,11 @@ run_one() {
 
 run_ts() { run_one "ts$1" '^ready$' node tests/interop/js/ts_host.mjs; }
 run_cpp() { run_one "cpp$1" "endpoint:" "$host_bin"; }
+if [[ -n $no_ts ]]; then  # rivetkit-host alone, once: each scenario's measures as JSON lines
+    run_cpp "-1"
+    node -e 'for (const r of JSON.parse(require("fs").readFileSync(process.argv[1])).results) console.log(JSON.stringify(r))' "$tmp/cpp-1.json"
+    exit 0
+fi
 ts_files="" cpp_files=""
 for ((r = 1; r <= rounds; r++)); do
     echo "peer: round $r of $rounds" >&2

@@ -287,7 +287,9 @@ Database::Task<T> Database::on_worker(F work) {
         // A store error left over from a rollback belongs to no statement of this call.
         (void)self->conn_->take_store_error();
         Session session(*self->conn_);
-        co_return std::optional<T>(work(session));
+        std::optional<T> out(work(session));
+        self->conn_->release_memory();
+        co_return out;
     };
     auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
     rt::OutsideWork outside;

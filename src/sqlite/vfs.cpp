@@ -16,6 +16,19 @@
 
 namespace rivetkit::sqlite {
 
+// A committed page held compactly: its longest run of zero bytes is not stored (a B-tree page
+// keeps its header and cell pointers at the start, its cells at the end and, mostly, zeros in
+// between; an actor's small tables are pages of a few dozen bytes). The page reads as
+// data[0, head) + zeros + data[head, end).
+struct CompactPage {
+    Bytes data;
+    std::uint16_t head = 0;
+
+    static CompactPage of(const Bytes& page);
+    void read(std::size_t offset, std::size_t n, std::uint8_t* out) const;
+    std::uint8_t at(std::size_t offset) const;
+};
+
 struct PagedFileState {
     std::string name;
     std::shared_ptr<PageStore> store;
@@ -24,7 +37,7 @@ struct PagedFileState {
     // with bytes may be dropped again (least recently read first) to keep at most `cache_limit`
     // of them; pages known to be zeros are never dropped (the engine may still hold old bytes).
     struct CachedPage {
-        std::optional<Bytes> bytes;
+        std::optional<CompactPage> bytes;
         std::uint64_t last_read = 0;
     };
     std::unordered_map<std::uint32_t, CachedPage> committed;
@@ -64,17 +77,82 @@ std::uint32_t header_size_pages(const Bytes& page1) {
            (std::uint32_t(page1[30]) << 8) | std::uint32_t(page1[31]);
 }
 
+}  // namespace
+
+CompactPage CompactPage::of(const Bytes& page) {
+    // The longest run of zeros, found in one pass.
+    std::size_t best_at = page.size(), best_len = 0;
+    for (std::size_t i = 0; i < page.size();) {
+        if (page[i] != 0) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < page.size() && page[j] == 0)
+            ++j;
+        if (j - i > best_len) {
+            best_at = i;
+            best_len = j - i;
+        }
+        i = j;
+    }
+    CompactPage out;
+    if (best_len < 64 || page.size() > 0xffff) {  // not worth an indirection
+        out.data = page;
+        out.head = static_cast<std::uint16_t>(std::min<std::size_t>(page.size(), 0xffff));
+        return out;
+    }
+    out.head = static_cast<std::uint16_t>(best_at);
+    out.data.reserve(page.size() - best_len);
+    out.data.insert(out.data.end(), page.begin(), page.begin() + static_cast<std::ptrdiff_t>(best_at));
+    out.data.insert(out.data.end(), page.begin() + static_cast<std::ptrdiff_t>(best_at + best_len),
+                    page.end());
+    return out;
+}
+
+void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) const {
+    // Three spans of the page: [0, head) stored, [head, zeros_end) zeros, [zeros_end, kPage) the
+    // rest of data.
+    const std::size_t zeros_end = kSqlitePageSize - (data.size() - head);
+    const std::size_t end = offset + n;
+    if (offset < head) {
+        const std::size_t k = std::min(end, std::size_t{head}) - offset;
+        std::memcpy(out, data.data() + offset, k);
+        out += k;
+        offset += k;
+    }
+    if (offset < end && offset < zeros_end) {
+        const std::size_t k = std::min(end, zeros_end) - offset;
+        std::memset(out, 0, k);
+        out += k;
+        offset += k;
+    }
+    if (offset < end)
+        std::memcpy(out, data.data() + head + (offset - zeros_end), end - offset);
+}
+
+std::uint8_t CompactPage::at(std::size_t offset) const {
+    std::uint8_t b = 0;
+    read(offset, 1, &b);
+    return b;
+}
+
+namespace {
+
 bool known(const PagedFileState& f, std::uint32_t pgno) {
     return f.dirty.contains(pgno) || f.committed.contains(pgno);
 }
 
-void set_committed(PagedFileState& f, std::uint32_t pgno, std::optional<Bytes> bytes) {
+void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<Bytes>& bytes) {
     auto [it, inserted] = f.committed.try_emplace(pgno);
     if (!inserted && it->second.bytes)
         --f.cached_with_bytes;
-    if (bytes)
+    if (bytes) {
         ++f.cached_with_bytes;
-    it->second.bytes = std::move(bytes);
+        it->second.bytes = CompactPage::of(*bytes);
+    } else {
+        it->second.bytes.reset();
+    }
     it->second.last_read = ++f.read_clock;
 }
 
@@ -129,7 +207,7 @@ int fetch_missing(PagedFileState& f, std::uint32_t first, std::uint32_t last) {
                                      std::to_string(bytes->size()) + " bytes");
             return SQLITE_IOERR_READ;
         }
-        set_committed(f, missing[i], std::move(bytes));
+        set_committed(f, missing[i], bytes);
     }
     return SQLITE_OK;
 }
@@ -141,30 +219,32 @@ int load(PagedFileState& f) {
     if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
         return rc;
     const auto& page1 = f.committed.at(1).bytes;
-    f.committed_size_pages = page1 ? header_size_pages(*page1) : 0;
+    if (page1) {
+        Bytes header(32);
+        page1->read(0, header.size(), header.data());
+        f.committed_size_pages = header_size_pages(header);
+    } else {
+        f.committed_size_pages = 0;
+    }
     f.size_pages = f.committed_size_pages;
     f.loaded = true;
     return SQLITE_OK;
 }
 
-// Page `pgno` as the file reads it: dirty, else committed; nullptr for a page of zeros.
-const std::uint8_t* page_data(PagedFileState& f, std::uint32_t pgno) {
-    if (auto d = f.dirty.find(pgno); d != f.dirty.end())
-        return d->second.data();
-    auto c = f.committed.find(pgno);
-    if (c == f.committed.end() || !c->second.bytes)
-        return nullptr;
-    c->second.last_read = ++f.read_clock;
-    return c->second.bytes->data();
-}
-
+// Copies part of page `pgno` as the file reads it: dirty, else committed, else zeros.
 void copy_from_page(PagedFileState& f, std::uint32_t pgno, std::size_t offset, std::size_t n,
                     std::uint8_t* out) {
-    if (const std::uint8_t* data = page_data(f, pgno)) {
-        std::memcpy(out, data + offset, n);
-    } else {
-        std::memset(out, 0, n);
+    if (auto d = f.dirty.find(pgno); d != f.dirty.end()) {
+        std::memcpy(out, d->second.data() + offset, n);
+        return;
     }
+    auto c = f.committed.find(pgno);
+    if (c == f.committed.end() || !c->second.bytes) {
+        std::memset(out, 0, n);
+        return;
+    }
+    c->second.last_read = ++f.read_clock;
+    c->second.bytes->read(offset, n, out);
 }
 
 // MARK: main database file
@@ -294,7 +374,7 @@ int paged_sync(sqlite3_file* file, int) {
         return SQLITE_IOERR_FSYNC;
     }
     for (auto& [pgno, bytes] : f.dirty)
-        set_committed(f, pgno, std::optional<Bytes>(std::move(bytes)));
+        set_committed(f, pgno, bytes);
     f.dirty.clear();
     // Pages past the new end read as zeros if the file grows again, whatever the engine kept.
     for (auto& [pgno, page] : f.committed) {
@@ -590,8 +670,38 @@ std::optional<Error> Connection::take_store_error() {
     return std::exchange(file_->last_error, std::nullopt);
 }
 
+void Connection::release_memory() {
+    // Every page SQLite's cache holds is also in the file's cache of committed pages (or dirty in
+    // it), so reading one again costs a copy, never a fetch; unpinned pages are all it frees.
+    if (db_ != nullptr)
+        sqlite3_db_release_memory(static_cast<sqlite3*>(db_));
+}
+
 std::size_t Connection::cached_pages() const {
     return file_ ? file_->cached_with_bytes : 0;
+}
+
+std::size_t Connection::cached_bytes() const {
+    if (!file_)
+        return 0;
+    std::size_t total = 0;
+    for (const auto& [pgno, page] : file_->committed) {
+        if (page.bytes)
+            total += page.bytes->data.capacity();
+    }
+    return total;
+}
+
+std::size_t cached_page_bytes() {
+    std::lock_guard lock(registry_mutex());
+    std::size_t total = 0;
+    for (const auto& [name, f] : registry()) {
+        for (const auto& [pgno, page] : f->committed) {
+            if (page.bytes)
+                total += page.bytes->data.capacity();
+        }
+    }
+    return total;
 }
 
 }  // namespace rivetkit::sqlite

@@ -59,6 +59,10 @@ struct PagedFileState;
 // that are dropped and fetched again when needed. Dirty pages of the open transaction never count.
 inline constexpr std::size_t kDefaultPageCacheLimit = 4096;
 
+// The bytes of committed pages all open databases of the process hold in memory (a diagnostic;
+// takes the file registry's lock).
+std::size_t cached_page_bytes();
+
 class Connection {
   public:
     static Result<std::unique_ptr<Connection>> open(
@@ -72,8 +76,13 @@ class Connection {
     void* raw() const noexcept { return db_; }
     // The error of the last failed page-store call, if the last SQLite error came from one.
     std::optional<Error> take_store_error();
-    // Committed pages with bytes held in memory now.
+    // Frees what SQLite's own page cache holds beyond the pages in use (after each call: the
+    // file's cache already has every committed page, so an awake actor's database does not hold
+    // its pages twice).
+    void release_memory();
+    // Committed pages with bytes held in memory now, and the bytes they take (compacted).
     std::size_t cached_pages() const;
+    std::size_t cached_bytes() const;
 
   private:
     Connection() = default;

@@ -20,7 +20,8 @@ lifecycle-hooks actor-onstatechange raw-http raw-http-request-properties request
 gateway-routing gateway-skip-ready-wait-client actor-conn-state actor-schedule actor-queue
 actor-inspector actor-sleep actor-run actor-lifecycle actor-destroy raw-websocket
 hibernatable-websocket-protocol actor-conn-hibernation access-control actor-stateless
-actor-state-zod-coercion actor-save-state"
+actor-state-zod-coercion actor-save-state actor-db-raw actor-db-pragma-migration actor-db-init-order
+actor-db-stress actor-sleep-db actor-db"
 
 [[ -x $HOST ]] || { echo "no driver host at $HOST (build target rivetkit-driver-host)" >&2; exit 2; }
 if [[ ! -d $WORK/pkg/tests/driver ]]; then
