@@ -268,8 +268,9 @@ asio::any_io_executor make_database_strand() {
     return asio::make_strand(worker_pool().get_executor());
 }
 
-Database::Database(asio::any_io_executor strand, std::unique_ptr<Connection> conn)
-    : strand_(std::move(strand)), conn_(std::move(conn)) {}
+Database::Database(asio::any_io_executor strand, std::unique_ptr<Connection> conn,
+                   std::string name)
+    : strand_(std::move(strand)), conn_(std::move(conn)), name_(std::move(name)) {}
 
 Database::~Database() {
     // Closing may roll back an open transaction, which may reach the page store: never on the
@@ -282,8 +283,19 @@ template <typename T, typename F>
 Database::Task<T> Database::on_worker(F work) {
     auto self = shared_from_this();
     auto job = [self, work = std::move(work)]() mutable -> asio::awaitable<std::optional<T>> {
-        if (!self->conn_)
+        if (self->closed_)
             co_return std::optional<T>(closed_error());
+        if (!self->conn_) {
+            auto reopened = Connection::reopen(self->name_, std::move(self->idle_file_));
+            if (!reopened.ok()) {
+                log::warn("sqlite reopen failed",
+                          {{"actor_id", self->name_}, {"error", reopened.error().to_string()}});
+                self->closed_ = true;
+                co_return std::optional<T>(std::move(reopened).error());
+            }
+            self->conn_ = std::move(reopened).value();
+            self->opens_.fetch_add(1, std::memory_order_relaxed);
+        }
         // A store error left over from a rollback belongs to no statement of this call.
         (void)self->conn_->take_store_error();
         Session session(*self->conn_);
@@ -309,7 +321,7 @@ Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string nam
     auto conn = co_await std::move(op);
     if (!conn->ok())
         co_return std::move(*conn).error();
-    co_return std::make_shared<Database>(strand, std::move(**conn));
+    co_return std::make_shared<Database>(strand, std::move(**conn), name);
 }
 
 Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
@@ -354,10 +366,24 @@ Database::Task<Status> Database::transaction(std::function<Status(Session&)> bod
     co_return co_await std::move(op);
 }
 
+void Database::close_if_idle() {
+    if (kept_open_.load(std::memory_order_relaxed))
+        return;
+    asio::post(strand_, [self = shared_from_this()] {
+        if (self->closed_ || !self->conn_ || self->kept_open_.load(std::memory_order_relaxed) ||
+            !self->conn_->autocommit())
+            return;
+        self->idle_file_ = self->conn_->file();
+        self->conn_.reset();
+    });
+}
+
 Database::Task<void> Database::close() {
     auto self = shared_from_this();
     auto job = [self]() -> asio::awaitable<void> {
+        self->closed_ = true;
         self->conn_.reset();
+        self->idle_file_.reset();
         co_return;
     };
     auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -96,7 +97,21 @@ class Database : public std::enable_shared_from_this<Database> {
     // Closes the connection; later calls fail with sqlite/closed.
     Task<void> close();
 
-    Database(boost::asio::any_io_executor strand, std::unique_ptr<Connection> conn);
+    // Idle close: closes the SQLite connection if no transaction is open and nobody asked to keep
+    // it (asynchronously, on the database's worker); the next call opens it again on the same file
+    // state, whose committed pages stay in memory, so reopening reads nothing from the page store.
+    // An awake actor whose database only its internal storage uses then holds its pages
+    // (compactly), not a connection and a parsed schema (~25 KB). The actor closes it at quiet
+    // points (started, a state save written, nothing left to do). `keep_open()` ends idle closing
+    // for good: a connection may carry state a reopen would lose (PRAGMAs such as foreign_keys,
+    // temporary tables), so a database anyone else runs SQL on stays open.
+    void close_if_idle();
+    void keep_open() { kept_open_.store(true, std::memory_order_relaxed); }
+    // Connections opened so far (the first open included); a diagnostic for tests.
+    std::uint64_t opens() const { return opens_.load(std::memory_order_relaxed); }
+
+    Database(boost::asio::any_io_executor strand, std::unique_ptr<Connection> conn,
+             std::string name);
     ~Database();
 
   private:
@@ -104,7 +119,12 @@ class Database : public std::enable_shared_from_this<Database> {
     Task<T> on_worker(F work);
 
     boost::asio::any_io_executor strand_;
-    std::unique_ptr<Connection> conn_;
+    std::unique_ptr<Connection> conn_;  // null while idle-closed (or closed)
+    std::string name_;
+    std::shared_ptr<PagedFileState> idle_file_;  // the file state while idle-closed
+    bool closed_ = false;                       // on the strand
+    std::atomic<bool> kept_open_{false};
+    std::atomic<std::uint64_t> opens_{1};
 };
 
 }  // namespace rivetkit::sqlite

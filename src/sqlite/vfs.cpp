@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -29,8 +30,32 @@ struct CompactPage {
     std::uint8_t at(std::size_t offset) const;
 };
 
+// Bytes of committed pages held by every file state of the process (cached_page_bytes()).
+static std::atomic<std::size_t>& held_page_bytes() {
+    static auto* total = new std::atomic<std::size_t>(0);  // never destroyed, as the registry
+    return *total;
+}
+
+// SQLite connections open in the process (open_connections()).
+static std::atomic<std::size_t>& live_connections() {
+    static auto* total = new std::atomic<std::size_t>(0);
+    return *total;
+}
+
 struct PagedFileState {
+    ~PagedFileState() { held_page_bytes().fetch_sub(held_bytes, std::memory_order_relaxed); }
+
+    // Moves this state's share of held_page_bytes() from `before` to `after` bytes for a page.
+    void held(std::size_t before, std::size_t after) {
+        held_bytes = held_bytes - before + after;
+        if (after >= before)
+            held_page_bytes().fetch_add(after - before, std::memory_order_relaxed);
+        else
+            held_page_bytes().fetch_sub(before - after, std::memory_order_relaxed);
+    }
+
     std::string name;
+    std::size_t held_bytes = 0;
     std::shared_ptr<PageStore> store;
     bool loaded = false;
     // Pages as last committed; bytes nullopt = known to hold no bytes (reads as zeros). A page
@@ -143,8 +168,13 @@ bool known(const PagedFileState& f, std::uint32_t pgno) {
     return f.dirty.contains(pgno) || f.committed.contains(pgno);
 }
 
+std::size_t held_by(const std::optional<CompactPage>& page) {
+    return page ? page->data.capacity() : 0;
+}
+
 void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<Bytes>& bytes) {
     auto [it, inserted] = f.committed.try_emplace(pgno);
+    const std::size_t before = held_by(it->second.bytes);
     if (!inserted && it->second.bytes)
         --f.cached_with_bytes;
     if (bytes) {
@@ -153,6 +183,7 @@ void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<By
     } else {
         it->second.bytes.reset();
     }
+    f.held(before, held_by(it->second.bytes));
     it->second.last_read = ++f.read_clock;
 }
 
@@ -171,8 +202,11 @@ void evict_if_needed(PagedFileState& f) {
     const std::size_t drop = candidates.size() - std::min(keep, candidates.size());
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(drop),
                      candidates.end());
-    for (std::size_t i = 0; i < drop; ++i)
-        f.committed.erase(candidates[i].second);
+    for (std::size_t i = 0; i < drop; ++i) {
+        auto it = f.committed.find(candidates[i].second);
+        f.held(held_by(it->second.bytes), 0);
+        f.committed.erase(it);
+    }
     f.cached_with_bytes -= drop;
 }
 
@@ -379,6 +413,7 @@ int paged_sync(sqlite3_file* file, int) {
     // Pages past the new end read as zeros if the file grows again, whatever the engine kept.
     for (auto& [pgno, page] : f.committed) {
         if (pgno > f.size_pages && page.bytes) {
+            f.held(held_by(page.bytes), 0);
             page.bytes.reset();
             --f.cached_with_bytes;
         }
@@ -611,11 +646,23 @@ const char* register_page_vfs() {
 Result<std::unique_ptr<Connection>> Connection::open(std::string name,
                                                      std::shared_ptr<PageStore> store,
                                                      std::size_t page_cache_limit) {
-    const char* vfs = register_page_vfs();
     auto state = std::make_shared<PagedFileState>();
     state->name = name;
     state->store = std::move(store);
     state->cache_limit = std::max<std::size_t>(page_cache_limit, 8);
+    return reopen(std::move(name), std::move(state));
+}
+
+Result<std::unique_ptr<Connection>> Connection::reopen(std::string name,
+                                                       std::shared_ptr<PagedFileState> state) {
+    if (!state)
+        return Error("sqlite", "closed", "no file state to reopen " + name + " on");
+    const char* vfs = register_page_vfs();
+    // A connection closed outside a transaction leaves nothing uncommitted; anything else (a
+    // failed close) is dropped here, as SQLite's rollback would have.
+    state->dirty.clear();
+    state->size_pages = state->committed_size_pages;
+    state->last_error.reset();
     {
         std::lock_guard lock(registry_mutex());
         if (!registry().emplace(name, state).second) {
@@ -630,19 +677,25 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string name,
     int rc = sqlite3_open_v2(name.c_str(), &db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs);
     conn->db_ = db;
+    if (db != nullptr)
+        live_connections().fetch_add(1, std::memory_order_relaxed);
     if (rc != SQLITE_OK) {
         if (auto store_error = conn->take_store_error())
             return storage_error(*store_error);
         return sqlite_error(db, rc, "open");
     }
     sqlite3_extended_result_codes(db, 1);
-    // page_size only takes effect on a new database; the VFS requires it either way.
-    const char* pragmas =
-        "PRAGMA page_size = 4096;"
-        "PRAGMA journal_mode = MEMORY;"
-        "PRAGMA synchronous = NORMAL;"
-        "PRAGMA temp_store = MEMORY;"
-        "PRAGMA auto_vacuum = NONE;";
+    // page_size and auto_vacuum only take effect on a new database (the VFS requires both); the
+    // rest are the connection's own and set at every open.
+    const bool existing = state->loaded && state->committed_size_pages > 0;
+    const char* pragmas = existing ? "PRAGMA journal_mode = MEMORY;"
+                                     "PRAGMA synchronous = NORMAL;"
+                                     "PRAGMA temp_store = MEMORY;"
+                                   : "PRAGMA page_size = 4096;"
+                                     "PRAGMA journal_mode = MEMORY;"
+                                     "PRAGMA synchronous = NORMAL;"
+                                     "PRAGMA temp_store = MEMORY;"
+                                     "PRAGMA auto_vacuum = NONE;";
     char* err = nullptr;
     rc = sqlite3_exec(db, pragmas, nullptr, nullptr, &err);
     if (rc != SQLITE_OK) {
@@ -656,8 +709,10 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string name,
 }
 
 Connection::~Connection() {
-    if (db_ != nullptr)
+    if (db_ != nullptr) {
         sqlite3_close_v2(static_cast<sqlite3*>(db_));
+        live_connections().fetch_sub(1, std::memory_order_relaxed);
+    }
     std::lock_guard lock(registry_mutex());
     auto it = registry().find(name_);
     if (it != registry().end() && it->second == file_)
@@ -668,6 +723,10 @@ std::optional<Error> Connection::take_store_error() {
     if (!file_)
         return std::nullopt;
     return std::exchange(file_->last_error, std::nullopt);
+}
+
+bool Connection::autocommit() const {
+    return db_ == nullptr || sqlite3_get_autocommit(static_cast<sqlite3*>(db_)) != 0;
 }
 
 void Connection::release_memory() {
@@ -692,16 +751,12 @@ std::size_t Connection::cached_bytes() const {
     return total;
 }
 
+std::size_t open_connections() {
+    return live_connections().load(std::memory_order_relaxed);
+}
+
 std::size_t cached_page_bytes() {
-    std::lock_guard lock(registry_mutex());
-    std::size_t total = 0;
-    for (const auto& [name, f] : registry()) {
-        for (const auto& [pgno, page] : f->committed) {
-            if (page.bytes)
-                total += page.bytes->data.capacity();
-        }
-    }
-    return total;
+    return held_page_bytes().load(std::memory_order_relaxed);
 }
 
 }  // namespace rivetkit::sqlite

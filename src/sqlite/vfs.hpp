@@ -59,19 +59,29 @@ struct PagedFileState;
 // that are dropped and fetched again when needed. Dirty pages of the open transaction never count.
 inline constexpr std::size_t kDefaultPageCacheLimit = 4096;
 
-// The bytes of committed pages all open databases of the process hold in memory (a diagnostic;
-// takes the file registry's lock).
+// The bytes of committed pages all databases of the process hold in memory, idle-closed ones
+// included (a diagnostic).
 std::size_t cached_page_bytes();
+// SQLite connections open in the process (a diagnostic; idle-closed databases hold none).
+std::size_t open_connections();
 
 class Connection {
   public:
     static Result<std::unique_ptr<Connection>> open(
         std::string name, std::shared_ptr<PageStore> store,
         std::size_t page_cache_limit = kDefaultPageCacheLimit);
+    // Opens again on the file state an earlier connection of this database left (`file()`): its
+    // committed pages are still known, so the open reads nothing from the page store.
+    static Result<std::unique_ptr<Connection>> reopen(std::string name,
+                                                      std::shared_ptr<PagedFileState> file);
     ~Connection();
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
+    // The file state this connection reads and writes (kept by whoever may reopen it).
+    std::shared_ptr<PagedFileState> file() const { return file_; }
+    // No transaction is open (SQLite's autocommit mode).
+    bool autocommit() const;
     // The raw handle (sqlite3*), for the statement layer.
     void* raw() const noexcept { return db_; }
     // The error of the last failed page-store call, if the last SQLite error came from one.

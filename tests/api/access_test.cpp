@@ -364,4 +364,5 @@ TEST(InitOrder, create_state_may_be_a_coroutine_of_the_input) {
               42);
 }
 
+
 }  // namespace

@@ -294,6 +294,10 @@ class ActorContext {
     Task<void> cleanup_sqlite() const;
     // Whether db() has opened the database in this generation (and it is not closed yet).
     bool db_opened() const;
+    // The database's idle close (sqlite/database.hpp): whether it was used since the last call,
+    // and closing its connection (its pages kept) unless someone keeps it open.
+    bool take_database_touched() const;
+    void close_database_if_idle() const;
     // Sends an event to the runtime; actor/not_configured or actor/not_ready when it cannot.
     Status try_send_actor_event(ActorEvent event, std::string_view operation) const;
     void send_lifecycle_event(LifecycleEvent event) const;

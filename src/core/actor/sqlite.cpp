@@ -6,6 +6,7 @@
 namespace rivetkit::core {
 
 boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> ActorSqlite::database() {
+    touched_ = true;
     // One open at a time: callers arriving meanwhile wait for its outcome.
     while (opening_)
         co_await open_done_.notified();
@@ -55,12 +56,25 @@ ActorContext::Task<Result<std::shared_ptr<sqlite::Database>>> ActorContext::db()
     auto sqlite = p_->sqlite;
     if (!sqlite)
         co_return Error("sqlite", "not_configured", "this actor has no database configured");
-    co_return co_await sqlite->database();
+    auto opened = co_await sqlite->database();
+    if (opened.ok())
+        (*opened)->keep_open();  // the caller's SQL may leave connection state behind
+    co_return opened;
 }
 
 ActorContext::Task<void> ActorContext::cleanup_sqlite() const {
     if (auto sqlite = p_->sqlite)
         co_await sqlite->cleanup();
+}
+
+void ActorContext::close_database_if_idle() const {
+    if (auto sqlite = p_->sqlite)
+        sqlite->close_if_idle();
+}
+
+bool ActorContext::take_database_touched() const {
+    auto sqlite = p_->sqlite;
+    return sqlite && sqlite->take_touched();
 }
 
 bool ActorContext::db_opened() const {

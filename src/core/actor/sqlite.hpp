@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "sqlite/database.hpp"
 #include "runtime/notify.hpp"
@@ -25,6 +26,13 @@ class ActorSqlite {
     // Closes the database if it was opened; later database() calls fail with sqlite/closed.
     boost::asio::awaitable<void> cleanup();
     bool is_open() const noexcept { return db_ != nullptr; }
+    // Closes the SQLite connection at a quiet point, keeping its pages (Database::close_if_idle).
+    void close_if_idle() const {
+        if (db_)
+            db_->close_if_idle();
+    }
+    // Whether database() was asked for since the last call (the actor's idle-close debounce).
+    bool take_touched() noexcept { return std::exchange(touched_, false); }
 
   private:
     std::string name_;
@@ -32,6 +40,7 @@ class ActorSqlite {
     std::shared_ptr<sqlite::Database> db_;
     bool opening_ = false;
     bool closed_ = false;
+    bool touched_ = false;
     rt::Notify open_done_;
 };
 

@@ -11,6 +11,9 @@
 namespace rivetkit::core {
 namespace {
 
+// How long the actor's database goes unused before its connection is closed (its pages kept).
+constexpr std::chrono::seconds kDatabaseIdleClose{2};
+
 std::string_view command_label(LifecycleCommand::Kind kind) {
     switch (kind) {
         case LifecycleCommand::Kind::Start:
@@ -123,12 +126,14 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
         std::optional<Instant> grace_deadline;
         if (grace_)
             grace_deadline = grace_->deadline;
+        if (!database_idle_deadline_ && ctx.take_database_touched())
+            database_idle_deadline_ = clock.now() + kDatabaseIdleClose;
         const std::size_t arm = co_await rt::select(
             lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
             rt::deadline(clock, grace_deadline), rt::when(dispatch_enabled, dispatch_inbox_),
             run_handle, rt::deadline(clock, state_save_deadline),
             rt::deadline(clock, inspector_serialize_state_deadline),
-            rt::deadline(clock, sleep_deadline_));
+            rt::deadline(clock, sleep_deadline_), rt::deadline(clock, database_idle_deadline_));
         switch (arm) {
             case 0: {
                 auto command = lifecycle_inbox_.try_recv();
@@ -184,6 +189,14 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                 break;
             case 8:
                 on_sleep_tick();
+                break;
+            case 9:
+                // Used again within the period: wait another one; else close it.
+                database_idle_deadline_.reset();
+                if (ctx.take_database_touched())
+                    database_idle_deadline_ = clock.now() + kDatabaseIdleClose;
+                else
+                    ctx.close_database_if_idle();
                 break;
             default:
                 break;

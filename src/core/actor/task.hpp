@@ -237,6 +237,10 @@ class ActorTask {
     std::optional<rt::Receiver<ActorEvent>> pending_events_rx_;
     std::optional<Grace> grace_;
     std::optional<Instant> sleep_deadline_;
+    // When the database's connection is closed if nothing used it meanwhile (its pages stay in
+    // memory; the next use reopens it without reading the engine): an awake actor whose storage
+    // is quiet holds no SQLite connection and parsed schema (~25 KB).
+    std::optional<Instant> database_idle_deadline_;
     std::optional<rt::OneshotSender<Status>> shutdown_reply_;
     bool deadline_reached_ = false;
 };
