@@ -173,6 +173,10 @@ boost::asio::awaitable<void> tracked_persist(WeakActorContext weak, std::string 
         log::error("tracked actor persist failed", {{"actor_id", s.actor_id},
                                                     {"description", description},
                                                     {"error", result.error().to_string()}});
+        // What it carried stays unsaved: the save tick writes it within a save interval (else
+        // an unchanged state would leave it in memory until some later change, and a crash
+        // meanwhile loses it).
+        ctx->request_save({});
     }
 }
 }  // namespace
