@@ -286,14 +286,15 @@ Database::Task<T> Database::on_worker(F work) {
         if (self->closed_)
             co_return std::optional<T>(closed_error());
         if (!self->conn_) {
-            auto reopened = Connection::reopen(self->name_, std::move(self->idle_file_));
+            // On failure the file state stays for the next call to try again.
+            auto reopened = Connection::reopen(self->name_, self->idle_file_);
             if (!reopened.ok()) {
                 log::warn("sqlite reopen failed",
                           {{"actor_id", self->name_}, {"error", reopened.error().to_string()}});
-                self->closed_ = true;
                 co_return std::optional<T>(std::move(reopened).error());
             }
             self->conn_ = std::move(reopened).value();
+            self->idle_file_.reset();
             self->opens_.fetch_add(1, std::memory_order_relaxed);
         }
         // A store error left over from a rollback belongs to no statement of this call.
