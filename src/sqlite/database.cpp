@@ -225,7 +225,9 @@ Status Session::exec(const std::string& sql) {
 
 // MARK: Database
 
-bool wait_for_workers(std::chrono::milliseconds bound) {
+namespace {
+
+bool worker_barrier(std::chrono::milliseconds bound) {
     // One job per worker thread, each held until all of them run: a thread runs one job at a
     // time, so with every thread inside this barrier no earlier job is still running, and the
     // pool's queue is FIFO, so none queued before it is still waiting.
@@ -262,6 +264,21 @@ bool wait_for_workers(std::chrono::milliseconds bound) {
         barrier->released = true;  // let the ones that arrived go
     barrier->cv.notify_all();
     return done;
+}
+
+}  // namespace
+
+bool wait_for_workers(std::chrono::milliseconds bound) {
+    // Twice: a job posted to a database's strand while the strand ran another waits in the
+    // strand, which posts it to the pool again only when that other one returns — possibly after
+    // the first barrier's jobs were queued. That return happens before the first barrier can
+    // complete (its thread must take a barrier job), so the second barrier is queued behind it.
+    const auto started = std::chrono::steady_clock::now();
+    if (!worker_barrier(bound))
+        return false;
+    const auto spent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    return worker_barrier(std::max(bound - spent, std::chrono::milliseconds(1)));
 }
 
 asio::any_io_executor make_database_strand() {

@@ -66,7 +66,8 @@ class Session {
 // The worker pool's executor for a new database (a strand on the process-wide pool).
 boost::asio::any_io_executor make_database_strand();
 
-// Blocks until every job the worker pool started before the call has returned, the tail that
+// Blocks until every job the worker pool started before the call has returned (jobs waiting in a
+// database's strand behind a running one included), the tail that
 // hands its result to the caller's executor included (that tail still touches the caller's
 // io_context after the caller may already have resumed). An owner of an io_context whose actors
 // used databases calls it after its io_context stopped and before destroying it. False when
