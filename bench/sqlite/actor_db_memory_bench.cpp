@@ -87,9 +87,8 @@ int main(int argc, char** argv) {
     std::vector<Actor> actors(static_cast<std::size_t>(n));
     const sqlite3_int64 before = sqlite3_memory_used();
     asio::io_context io;
-    auto done = asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<bool> {
+    // Named: the coroutine refers to the lambda's captures, which must outlive io.run().
+    auto work = [&]() -> asio::awaitable<bool> {
             PersistedActor state;
             state.has_initialized = true;
             state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', 0x05};  // {"count": 5}
@@ -141,8 +140,8 @@ int main(int argc, char** argv) {
             save_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
                           .count() / kSaves;
             co_return true;
-        }(),
-        asio::use_future);
+        };
+    auto done = asio::co_spawn(io, work(), asio::use_future);
     io.run();
     if (!done.get())
         return 1;

@@ -41,6 +41,16 @@ std::int64_t count_rows(Session& s, const std::string& table) {
     return r.ok() ? std::get<std::int64_t>(r->rows.at(0).at(0)) : -1;
 }
 
+// Runs the coroutine `body` makes on an io_context of its own (body outlives the coroutine: its
+// captures stay valid; a lambda temporary would be gone before io.run()).
+template <typename F>
+void run_io(F body) {
+    asio::io_context io;
+    auto done = asio::co_spawn(io, body(), asio::use_future);
+    io.run();
+    done.get();
+}
+
 void expect_integrity(Session& s) {
     auto r = s.query("PRAGMA integrity_check");
     ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -533,31 +543,25 @@ TEST(SqliteVfs, AnOpenSmallDatabaseHoldsItsPagesOnceAndCompactly) {
     auto store = std::make_shared<MemoryPageStore>();
     const sqlite3_int64 sqlite_heap_before = sqlite3_memory_used();
     const std::size_t held_before = cached_page_bytes();
-    asio::io_context io;
     std::shared_ptr<Database> db;
-    auto done = asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            auto opened = co_await Database::open("vfs-small-awake", store);
-            EXPECT_TRUE(opened.ok());
-            if (!opened.ok())
-                co_return;
-            db = *opened;
-            std::string schema;
-            for (int t = 0; t < 9; ++t)
-                schema += "CREATE TABLE t" + std::to_string(t) + " (id INTEGER PRIMARY KEY, v BLOB);";
-            auto created = co_await db->exec(schema);
-            EXPECT_TRUE(created.ok());
-            std::vector<Value> row;
-            row.emplace_back(Bytes(3, 1));
-            auto inserted = co_await db->run("INSERT INTO t3 (v) VALUES (?)", std::move(row));
-            EXPECT_TRUE(inserted.ok());
-            auto read = co_await db->query("SELECT v FROM t3");
-            EXPECT_TRUE(read.ok());
-        }(),
-        asio::use_future);
-    io.run();
-    done.get();
+    run_io([&]() -> asio::awaitable<void> {
+        auto opened = co_await Database::open("vfs-small-awake", store);
+        EXPECT_TRUE(opened.ok());
+        if (!opened.ok())
+            co_return;
+        db = *opened;
+        std::string schema;
+        for (int t = 0; t < 9; ++t)
+            schema += "CREATE TABLE t" + std::to_string(t) + " (id INTEGER PRIMARY KEY, v BLOB);";
+        auto created = co_await db->exec(schema);
+        EXPECT_TRUE(created.ok());
+        std::vector<Value> row;
+        row.emplace_back(Bytes(3, 1));
+        auto inserted = co_await db->run("INSERT INTO t3 (v) VALUES (?)", std::move(row));
+        EXPECT_TRUE(inserted.ok());
+        auto read = co_await db->query("SELECT v FROM t3");
+        EXPECT_TRUE(read.ok());
+    });
     ASSERT_TRUE(db);
     EXPECT_GE(store->size_pages, 10u);
     // Ten pages of which nine are empty tables: a few hundred bytes in the file's cache instead of
@@ -568,17 +572,6 @@ TEST(SqliteVfs, AnOpenSmallDatabaseHoldsItsPagesOnceAndCompactly) {
     EXPECT_LT(sqlite3_memory_used() - sqlite_heap_before, 32'000);
 }
 
-namespace {
-
-template <typename F>
-void run_io(F body) {
-    asio::io_context io;
-    auto done = asio::co_spawn(io, body(), asio::use_future);
-    io.run();
-    done.get();
-}
-
-}  // namespace
 
 // Idle close: at a quiet point the connection is closed and its memory returned; the next call
 // opens it again on the pages the file state kept, reading nothing from the store. A transaction
