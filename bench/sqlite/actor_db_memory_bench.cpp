@@ -1,17 +1,16 @@
 // Memory an awake actor's database costs the host: N actors each open their database through the
-// internal storage (schema, a state save, the state read back, as an actor start does) and stay
-// open; prints per actor SQLite's own heap (sqlite3_memory_used: page cache, lookaside, schema)
-// and the page VFS's cache of committed pages. The pages "in the engine" (an in-process store here)
-// are not counted.
+// internal storage (schema, a state save, the state read back, as an actor start does); prints
+// per actor SQLite's own heap (sqlite3_memory_used: page cache, lookaside, schema) and the page
+// VFS's cache of committed pages. The pages "in the engine" (an in-process store here) are not
+// counted.
 //
-// Then times state saves on one actor (a one-row transaction each), which with idle close
-// includes opening the connection again.
+// Then times state saves on one actor (a one-row transaction each) two ways: on an open
+// connection, and opening the connection again first (a save after a quiet period).
 //
 //   actor_db_memory_bench [actors=500] [keep]
 //
 // keep: the databases stay open; otherwise each is idle-closed after its start, as the actor
-// does after two quiet seconds. The save timing runs both ways: a save on an open connection,
-// and a save that opens the connection again (a save after a quiet period).
+// task does after two quiet seconds.
 
 #include <sqlite3.h>
 
@@ -21,16 +20,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/actor/internal_storage.hpp"
 #include "core/actor/keys.hpp"
+#include "core/actor/kv.hpp"
 #include "core/actor/persist.hpp"
 #include "core/actor/sqlite.hpp"
-#include "core/actor/kv.hpp"
+#include "local_page_store.hpp"
 #include "sqlite/database.hpp"
 #include "sqlite/vfs.hpp"
 
@@ -40,114 +38,78 @@ using namespace rivetkit::core;
 
 namespace {
 
-class LocalPageStore final : public sqlite::PageStore {
-  public:
-    Result<std::vector<std::optional<Bytes>>> get_pages(
-        const std::vector<std::uint32_t>& pgnos) override {
-        std::lock_guard lock(mutex_);
-        std::vector<std::optional<Bytes>> out;
-        for (auto pgno : pgnos) {
-            auto it = pages_.find(pgno);
-            out.emplace_back(it == pages_.end() || pgno > size_ ? std::nullopt
-                                                                 : std::optional(it->second));
-        }
-        return out;
-    }
-    Status commit(std::vector<envoy::SqliteDirtyPage> dirty, std::uint32_t size) override {
-        std::lock_guard lock(mutex_);
-        for (auto& p : dirty)
-            pages_[p.pgno] = std::move(p.bytes);
-        size_ = size;
-        return {};
-    }
-    std::size_t pages() {
-        std::lock_guard lock(mutex_);
-        return pages_.size();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::map<std::uint32_t, Bytes> pages_;
-    std::uint32_t size_ = 0;
-};
-
 struct Actor {
-    std::shared_ptr<LocalPageStore> pages = std::make_shared<LocalPageStore>();
+    std::shared_ptr<bench::LocalPageStore> pages = std::make_shared<bench::LocalPageStore>();
     std::shared_ptr<ActorSqlite> sqlite;
     std::shared_ptr<SqliteActorStore> store;
 };
+
+asio::awaitable<Status> save(Actor& a, std::uint8_t count) {
+    PersistedActor state;
+    state.has_initialized = true;
+    state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', count};  // {"count": count}
+    std::vector<KvEntry> puts;
+    puts.push_back({keys::to_bytes(keys::kPersistData), encode_persisted_actor(state)});
+    co_return co_await a.store->batch_put(std::move(puts));
+}
+
+// Wall time per save over `saves` saves, reopening the connection before each with `reopen`.
+asio::awaitable<double> time_saves(Actor& a, int saves, bool reopen) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < saves; ++i) {
+        if (reopen)
+            a.sqlite->close_if_idle();
+        if (!(co_await save(a, static_cast<std::uint8_t>(i % 20))).ok())
+            co_return -1;
+    }
+    co_return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                  .count() /
+              saves;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 500;
     const bool keep = argc > 2 && std::string(argv[2]) == "keep";
+    std::vector<Actor> actors(static_cast<std::size_t>(n));
     double save_us = 0;
     double reopen_save_us = 0;
-    std::vector<Actor> actors(static_cast<std::size_t>(n));
     const sqlite3_int64 before = sqlite3_memory_used();
     asio::io_context io;
     // Named: the coroutine refers to the lambda's captures, which must outlive io.run().
     auto work = [&]() -> asio::awaitable<bool> {
-            PersistedActor state;
-            state.has_initialized = true;
-            state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', 0x05};  // {"count": 5}
-            for (int i = 0; i < n; ++i) {
-                Actor& a = actors[static_cast<std::size_t>(i)];
-                a.sqlite = std::make_shared<ActorSqlite>("mem-bench-" + std::to_string(i), a.pages);
-                a.store = std::make_shared<SqliteActorStore>("actor-" + std::to_string(i), a.sqlite,
-                                                             std::make_shared<InMemoryKv>());
-                std::vector<KvEntry> puts;
-                puts.push_back({keys::to_bytes(keys::kPersistData), encode_persisted_actor(state)});
-                auto put = co_await a.store->batch_put(std::move(puts));
-                if (!put.ok()) {
-                    std::fprintf(stderr, "put: %s\n", put.error().to_string().c_str());
-                    co_return false;
-                }
-                std::vector<Bytes> get_keys;
-                get_keys.push_back(keys::to_bytes(keys::kPersistData));
-                auto got = co_await a.store->batch_get(std::move(get_keys));
-                if (!got.ok() || got->empty() || !(*got)[0]) {
-                    std::fprintf(stderr, "get failed\n");
-                    co_return false;
-                }
-                if (!keep)
-                    a.sqlite->close_if_idle();
+        for (int i = 0; i < n; ++i) {
+            Actor& a = actors[static_cast<std::size_t>(i)];
+            a.sqlite = std::make_shared<ActorSqlite>("mem-bench-" + std::to_string(i), a.pages);
+            a.store = std::make_shared<SqliteActorStore>("actor-" + std::to_string(i), a.sqlite,
+                                                         std::make_shared<InMemoryKv>());
+            auto put = co_await save(a, 5);
+            if (!put.ok()) {
+                std::fprintf(stderr, "put: %s\n", put.error().to_string().c_str());
+                co_return false;
             }
-            constexpr int kSaves = 2000;
-            auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < kSaves; ++i) {
-                actors[0].sqlite->close_if_idle();
-                state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', static_cast<std::uint8_t>(i % 20)};
-                std::vector<KvEntry> puts;
-                puts.push_back({keys::to_bytes(keys::kPersistData), encode_persisted_actor(state)});
-                auto put = co_await actors[0].store->batch_put(std::move(puts));
-                if (!put.ok())
-                    co_return false;
+            std::vector<Bytes> get_keys;
+            get_keys.push_back(keys::to_bytes(keys::kPersistData));
+            auto got = co_await a.store->batch_get(std::move(get_keys));
+            if (!got.ok() || got->empty() || !(*got)[0]) {
+                std::fprintf(stderr, "get failed\n");
+                co_return false;
             }
-            reopen_save_us =
-                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                    .count() / kSaves;
-            t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < kSaves; ++i) {
-                state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', static_cast<std::uint8_t>(i % 20)};
-                std::vector<KvEntry> puts;
-                puts.push_back({keys::to_bytes(keys::kPersistData), encode_persisted_actor(state)});
-                auto put = co_await actors[0].store->batch_put(std::move(puts));
-                if (!put.ok())
-                    co_return false;
-            }
-            save_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                          .count() / kSaves;
-            co_return true;
-        };
+            if (!keep)
+                a.sqlite->close_if_idle();
+        }
+        constexpr int kSaves = 2000;
+        reopen_save_us = co_await time_saves(actors[0], kSaves, true);
+        save_us = co_await time_saves(actors[0], kSaves, false);
+        co_return save_us > 0 && reopen_save_us > 0;
+    };
     auto done = asio::co_spawn(io, work(), asio::use_future);
     io.run();
     if (!done.get())
         return 1;
     sqlite::wait_for_workers(std::chrono::seconds(10));
-    const double per_actor_sqlite =
-        static_cast<double>(sqlite3_memory_used() - before) / n;
+    const double per_actor_sqlite = static_cast<double>(sqlite3_memory_used() - before) / n;
     std::size_t engine_pages = 0;
     for (auto& a : actors)
         engine_pages += a.pages->pages();
@@ -159,8 +121,10 @@ int main(int argc, char** argv) {
     std::printf("database pages per actor (in the engine): %.1f\n",
                 static_cast<double>(engine_pages) / n);
     std::printf("state save (one-row transaction, wall): %.1f us on an open connection, %.1f us "
-                "opening it again first\n", save_us, reopen_save_us);
+                "opening it again first\n",
+                save_us, reopen_save_us);
     std::printf("open connections: %zu\n", sqlite::open_connections());
-    std::printf("sqlite highwater: %.1f MB\n", static_cast<double>(sqlite3_memory_highwater(0)) / 1e6);
+    std::printf("sqlite highwater: %.1f MB\n",
+                static_cast<double>(sqlite3_memory_highwater(0)) / 1e6);
     return 0;
 }

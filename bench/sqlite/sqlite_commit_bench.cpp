@@ -9,11 +9,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "local_page_store.hpp"
 #include "sqlite/database.hpp"
 #include "sqlite/envoy_store.hpp"
 #include "engine_harness.hpp"
@@ -30,33 +29,7 @@ namespace sql = rivetkit::sqlite;
 
 namespace {
 
-// The baseline: pages in a map in this process (atomic commits, like the engine's).
-class LocalPageStore final : public sql::PageStore {
-  public:
-    Result<std::vector<std::optional<Bytes>>> get_pages(
-        const std::vector<std::uint32_t>& pgnos) override {
-        std::lock_guard lock(mutex_);
-        std::vector<std::optional<Bytes>> out;
-        for (auto pgno : pgnos) {
-            auto it = pages_.find(pgno);
-            out.emplace_back(it == pages_.end() || pgno > size_ ? std::nullopt
-                                                                 : std::optional(it->second));
-        }
-        return out;
-    }
-    Status commit(std::vector<SqliteDirtyPage> dirty, std::uint32_t size) override {
-        std::lock_guard lock(mutex_);
-        for (auto& p : dirty)
-            pages_[p.pgno] = std::move(p.bytes);
-        size_ = size;
-        return {};
-    }
-
-  private:
-    std::mutex mutex_;
-    std::map<std::uint32_t, Bytes> pages_;
-    std::uint32_t size_ = 0;
-};
+using rivetkit::bench::LocalPageStore;  // the baseline
 
 std::shared_ptr<sql::Database> open_db(LiveEnvoy& envoy, std::string name,
                                        std::shared_ptr<sql::PageStore> store) {

@@ -318,7 +318,11 @@ Database::Task<T> Database::on_worker(F work) {
         (void)self->conn_->take_store_error();
         Session session(*self->conn_);
         std::optional<T> out(work(session));
-        self->conn_->release_memory();
+        // A database only the actor's internal storage uses is small, and the file's cache holds
+        // all of it: SQLite's own cache would hold its pages a second time. One the user runs
+        // SQL on keeps its cache (it may be larger than the file's cache limit).
+        if (!self->kept_open_.load(std::memory_order_relaxed))
+            self->conn_->release_memory();
         co_return out;
     };
     auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);

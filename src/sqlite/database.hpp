@@ -11,10 +11,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -102,10 +102,11 @@ class Database : public std::enable_shared_from_this<Database> {
     // it (asynchronously, on the database's worker); the next call opens it again on the same file
     // state, whose committed pages stay in memory, so reopening reads nothing from the page store.
     // An awake actor whose database only its internal storage uses then holds its pages
-    // (compactly), not a connection and a parsed schema (~25 KB). The actor closes it at quiet
-    // points (started, a state save written, nothing left to do). `keep_open()` ends idle closing
-    // for good: a connection may carry state a reopen would lose (PRAGMAs such as foreign_keys,
-    // temporary tables), so a database anyone else runs SQL on stays open.
+    // (compactly), not a connection and a parsed schema (~25 KB); the actor task calls it after
+    // two seconds without a use. Until `keep_open()`, SQLite's own page cache is also released
+    // after every call. `keep_open()` ends both for good: a connection may carry state a reopen
+    // would lose (PRAGMAs such as foreign_keys, temporary tables), so a database anyone else runs
+    // SQL on stays open with its cache.
     void close_if_idle();
     void keep_open() { kept_open_.store(true, std::memory_order_relaxed); }
     // Connections opened so far (the first open included); a diagnostic for tests.

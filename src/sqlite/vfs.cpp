@@ -25,9 +25,8 @@ struct CompactPage {
     Bytes data;
     std::uint16_t head = 0;
 
-    static CompactPage of(const Bytes& page);
+    static CompactPage of(const Bytes& page);  // page: kSqlitePageSize bytes
     void read(std::size_t offset, std::size_t n, std::uint8_t* out) const;
-    std::uint8_t at(std::size_t offset) const;
 };
 
 // Bytes of committed pages held by every file state of the process (cached_page_bytes()).
@@ -122,9 +121,9 @@ CompactPage CompactPage::of(const Bytes& page) {
         i = j;
     }
     CompactPage out;
-    if (best_len < 64 || page.size() > 0xffff) {  // not worth an indirection
+    if (best_len < 64) {  // not worth an indirection
         out.data = page;
-        out.head = static_cast<std::uint16_t>(std::min<std::size_t>(page.size(), 0xffff));
+        out.head = static_cast<std::uint16_t>(page.size());
         return out;
     }
     out.head = static_cast<std::uint16_t>(best_at);
@@ -154,12 +153,6 @@ void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) con
     }
     if (offset < end)
         std::memcpy(out, data.data() + head + (offset - zeros_end), end - offset);
-}
-
-std::uint8_t CompactPage::at(std::size_t offset) const {
-    std::uint8_t b = 0;
-    read(offset, 1, &b);
-    return b;
 }
 
 namespace {
@@ -730,8 +723,6 @@ bool Connection::autocommit() const {
 }
 
 void Connection::release_memory() {
-    // Every page SQLite's cache holds is also in the file's cache of committed pages (or dirty in
-    // it), so reading one again costs a copy, never a fetch; unpinned pages are all it frees.
     if (db_ != nullptr)
         sqlite3_db_release_memory(static_cast<sqlite3*>(db_));
 }
@@ -741,14 +732,7 @@ std::size_t Connection::cached_pages() const {
 }
 
 std::size_t Connection::cached_bytes() const {
-    if (!file_)
-        return 0;
-    std::size_t total = 0;
-    for (const auto& [pgno, page] : file_->committed) {
-        if (page.bytes)
-            total += page.bytes->data.capacity();
-    }
-    return total;
+    return file_ ? file_->held_bytes : 0;
 }
 
 std::size_t open_connections() {

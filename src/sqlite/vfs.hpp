@@ -86,9 +86,8 @@ class Connection {
     void* raw() const noexcept { return db_; }
     // The error of the last failed page-store call, if the last SQLite error came from one.
     std::optional<Error> take_store_error();
-    // Frees what SQLite's own page cache holds beyond the pages in use (after each call: the
-    // file's cache already has every committed page, so an awake actor's database does not hold
-    // its pages twice).
+    // Frees what SQLite's own page cache holds beyond the pages in use. Pages the file's cache
+    // still holds are read again by a copy; one it dropped (past its limit) is fetched again.
     void release_memory();
     // Committed pages with bytes held in memory now, and the bytes they take (compacted).
     std::size_t cached_pages() const;

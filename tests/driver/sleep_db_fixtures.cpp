@@ -133,6 +133,11 @@ Void wake_and_log(Ctx& c) {
     co_await log_event(c, "wake");
 }
 
+Void sleep_and_log(Ctx& c) {
+    bump(c.state(), "sleepCount");
+    co_await log_event(c, "sleep");
+}
+
 Json counts(const Act& c) {
     return pick(c.state(), {"startCount", "sleepCount"});
 }
@@ -179,10 +184,7 @@ JsonActor sleep_with_slow_scheduled_db() {
     return sleep_db_actor(Json{{"startCount", 0}, {"sleepCount", 0}},
                           db_options(kSleepDbTimeout))
         .on_wake([](Ctx& c) -> Void { co_await wake_and_log(c); })
-        .on_sleep([](Ctx& c) -> Void {
-            bump(c.state(), "sleepCount");
-            co_await log_event(c, "sleep");
-        })
+        .on_sleep([](Ctx& c) -> Void { co_await sleep_and_log(c); })
         .action("scheduleSlowAlarm",
                 [](Act& c, double delay_ms, Json work_ms) {
                     c.schedule_after(ms_of(delay_ms), "onSlowAlarm", work_ms);
@@ -522,10 +524,7 @@ JsonActor sleep_with_raw_ws_close_db() {
                                {"closeFinished", 0}},
                           db_options(kRawWsHandlerSleepTimeout))
         .on_wake([](Ctx& c) -> Void { co_await wake_and_log(c); })
-        .on_sleep([](Ctx& c) -> Void {
-            bump(c.state(), "sleepCount");
-            co_await log_event(c, "sleep");
-        })
+        .on_sleep([](Ctx& c) -> Void { co_await sleep_and_log(c); })
         .on_websocket([](Ctx& c, WebSocket& ws) -> Void {
             WebSocket socket = ws;
             Ctx self = c;
@@ -649,10 +648,7 @@ JsonActor sleep_ws_message_exceeds_grace() {
                                {"messageFinished", 0}},
                           db_options(kExceedsGraceSleepTimeout, kExceedsGracePeriod))
         .on_wake([](Ctx& c) -> Void { co_await wake_and_log(c); })
-        .on_sleep([](Ctx& c) -> Void {
-            bump(c.state(), "sleepCount");
-            co_await log_event(c, "sleep");
-        })
+        .on_sleep([](Ctx& c) -> Void { co_await sleep_and_log(c); })
         .on_websocket([](Ctx& c, WebSocket& ws) -> Void {
             WebSocket socket = ws;
             Ctx self = c;

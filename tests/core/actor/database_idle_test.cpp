@@ -27,18 +27,7 @@ TEST(ActorTaskDatabase, a_quiet_database_is_closed_and_opened_again_by_its_next_
                                                     std::make_shared<InMemoryKv>());
     auto ctx = new_with_kv(rt, "actor-db-idle", "task-db-idle", store);
     ctx.configure_sqlite(database);
-    auto factory = make_factory({}, [](ActorStart start) -> Task<Status> {
-        ActorEvents events = std::move(start.events);
-        while (auto ev = co_await events.recv()) {
-            if (auto* a = std::get_if<event::Action>(&*ev)) {
-                a->reply.send(Bytes{1});
-            } else if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
-                c->reply.send(Status{});
-                break;
-            }
-        }
-        co_return Status{};
-    });
+    auto factory = answering_factory();
     auto wired = new_wired_task("actor-db-idle", ctx, factory);
     const std::size_t base = settled_connections();
     rt.block_on([&]() -> Task<void> {

@@ -82,18 +82,7 @@ TEST(ActorTask, run_logs_and_terminates_when_dispatch_inbox_closes) {
 TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-log-flow", "task-log-flow", std::make_shared<InMemoryKv>());
-    auto factory = make_factory({}, [](ActorStart start) -> Task<Status> {
-        ActorEvents events = std::move(start.events);
-        while (auto ev = co_await events.recv()) {
-            if (auto* a = std::get_if<event::Action>(&*ev)) {
-                a->reply.send(Bytes{1});
-            } else if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
-                c->reply.send(Status{});
-                break;
-            }
-        }
-        co_return Status{};
-    });
+    auto factory = answering_factory();
     auto wired = new_wired_task("actor-log-flow", ctx, factory);
     log::Capture capture;
     rt.block_on([&]() -> Task<void> {

@@ -58,6 +58,22 @@ inline std::shared_ptr<ActorFactory> noop_factory() {
     return make_factory({}, [](ActorStart) -> Task<Status> { co_return Status{}; });
 }
 
+// A runtime that answers every action with {1} and acks the graceful cleanup.
+inline std::shared_ptr<ActorFactory> answering_factory() {
+    return make_factory({}, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* a = std::get_if<event::Action>(&*ev)) {
+                a->reply.send(Bytes{1});
+            } else if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
+                c->reply.send(Status{});
+                break;
+            }
+        }
+        co_return Status{};
+    });
+}
+
 inline ActorConfig grace_config(std::chrono::milliseconds grace) {
     ActorConfig config;
     config.sleep_grace_period = grace;
