@@ -125,6 +125,9 @@ class InstanceCore {
     bool in_state_change = false;
     // ActorOptions::database == false: db() throws actor/database_not_configured.
     bool database_disabled = false;
+    // While the start hooks run (on_migrate to on_wake): core serves no save tick until they
+    // are done, so save_state() writes directly.
+    bool starting = false;
     // Re-encodes the state if touched; a changed encoding marks it dirty and, with
     // `request_save`, asks core for a save. Returns the current encoding.
     const Bytes& sync_state(bool request_save);

@@ -139,6 +139,20 @@ boost::asio::awaitable<std::shared_ptr<Database>> InstanceCore::db() const {
 
 boost::asio::awaitable<void> InstanceCore::save_state(SaveStateOptions options) {
     sync_state(false);
+    core::ActorContext ctx = *ctx_;
+    if (starting || !ctx.started()) {
+        // While the start hooks run core waits for them and serves no save tick, nor outside the
+        // started phases (on_destroy): a requested save would wait forever. Written here.
+        std::vector<core::StateDelta> deltas;
+        if (take_dirty())
+            deltas.push_back(core::StateDelta::actor_state(encoded_));
+        const bool carried = !deltas.empty();
+        Status saved = co_await ctx.save_state(std::move(deltas));
+        if (!saved.ok() && carried)
+            dirty_ = true;  // the next save writes it
+        saved.value();
+        co_return;
+    }
     // The save below asks the runtime for the state, which answers with the dirty encoding.
     core::RequestSaveOpts opts{options.immediate, std::nullopt};
     if (options.max_wait)

@@ -522,7 +522,9 @@ boost::asio::awaitable<Status> run_generation(DefinitionPtr def, core::ActorStar
     InstancePtr instance = def->make_instance();
     instance->bind(start_info.ctx);
     instance->database_disabled = def->options.database == false;
+    instance->starting = true;
     Status prepared = co_await prepare(*def, instance, start_info);
+    instance->starting = false;
     if (start_info.startup_ready)
         start_info.startup_ready->send(prepared);
     if (!prepared.ok())

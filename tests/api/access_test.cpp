@@ -366,3 +366,26 @@ TEST(InitOrder, create_state_may_be_a_coroutine_of_the_input) {
 
 
 }  // namespace
+
+namespace {
+
+// on_wake runs before core takes save ticks: a save it awaits is written directly (it used to
+// wait for a tick that never came, and the actor never became ready; found by the chaos runner,
+// whose actors save their generation at each wake).
+TEST(SaveState, a_save_awaited_in_on_wake_is_durable_before_the_actor_serves) {
+    TestEngine engine;
+    engine.use("waker", rivetkit::Actor<Guarded>()
+                            .on_wake([](Ctx& c) -> Task<void> {
+                                c.state().checks += 1;
+                                co_await c.save_state();
+                            })
+                            .action("checks", [](Act& c) { return std::as_const(c).state().checks; }));
+    auto actor = engine.get_or_create("waker");
+    EXPECT_EQ(actor.call<std::int64_t>("checks").value(), 1);
+    EXPECT_EQ(actor.saved_state_as<Guarded>()->checks, 1);
+    ASSERT_TRUE(actor.sleep().ok());
+    EXPECT_EQ(actor.call<std::int64_t>("checks").value(), 2);
+    EXPECT_EQ(actor.saved_state_as<Guarded>()->checks, 2);
+}
+
+}  // namespace
