@@ -103,6 +103,8 @@ boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
     Result<Bytes> result =
         co_await invoke_action(entry, instance, std::move(action.conn), std::move(action.args));
     sync_state(*def, instance);
+    if (action.on_result)
+        action.on_result();
     if (result.ok() && entry.options.reply_after_durable) {
         core::RequestSaveOpts opts{true, std::nullopt};
         Status saved = co_await instance->ctx().request_save_and_wait(opts);

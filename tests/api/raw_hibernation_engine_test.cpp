@@ -179,3 +179,65 @@ TEST(RawWebSocketHibernation, SocketStaysOpenAcrossSleepAndKeepsItsConnection) {
 }
 
 }  // namespace rivetkit::testing
+
+namespace rivetkit::testing {
+namespace {
+
+struct BumpState {
+    std::int64_t count = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BumpState, count)
+
+// An action answered after durable, called over an actor-connect (hibernatable) connection: the
+// save that makes its effect durable carries its message index, so when its reply arrives the
+// saved index already covers it — a host that crashes right after the reply has the message
+// neither lost nor delivered again (the chaos runner saw it delivered twice when the index rode
+// only the next save, up to the 5 s ack deadline later).
+TEST(HibernatableConnect, ADurableActionsSaveCarriesItsMessageIndex) {
+    ActionOptions durable;
+    durable.reply_after_durable = true;
+    auto tally = Actor<BumpState>().action(
+        "bump",
+        [](ActionContext<BumpState>& c) { return ++c.state().count; }, durable);
+    auto stack = LiveStack::start(
+        [&](core::registry::CoreRegistry& r) { r.register_actor("tally", tally.factory()); });
+    ASSERT_TRUE(stack.ok()) << stack.error().to_string();
+    EngineHarness& engine = *stack->engine;
+    LiveHost& host = *stack->host;
+
+    auto ws = TestWebSocket::connect(engine.guard_port(), gateway_target("tally", "t1", "/connect"),
+                                     {"rivet", "rivet_encoding.json"});
+    ASSERT_TRUE(ws.ok()) << ws.error().to_string();
+    auto init = (*ws)->read_text();
+    ASSERT_TRUE(init.ok()) << init.error().to_string();
+    const std::string actor_id =
+        nlohmann::json::parse(*init, nullptr, false)["body"]["val"]["actorId"];
+    auto saved_index = [&]() -> std::optional<std::uint16_t> {
+        return host.call([&]() -> std::optional<std::uint16_t> {
+            auto ctx = host.registry().actor_context(actor_id);
+            if (!ctx || ctx->conns().size() != 1)
+                return std::nullopt;
+            return ctx->conns().front().saved_server_message_index();
+        });
+    };
+    std::optional<std::uint16_t> previous;
+    for (int i = 1; i <= 5; ++i) {
+        ASSERT_TRUE((*ws)->send_text(R"({"body":{"tag":"ActionRequest","val":{"id":)" +
+                                     std::to_string(i) + R"(,"name":"bump","args":[]}}})")
+                        .ok());
+        auto reply = (*ws)->read_text();
+        ASSERT_TRUE(reply.ok()) << reply.error().to_string();
+        EXPECT_EQ(nlohmann::json::parse(*reply, nullptr, false)["body"]["val"]["output"], i);
+        const auto now = saved_index();
+        ASSERT_TRUE(now.has_value()) << "reply " << i << " came before any index was saved";
+        if (previous) {
+            EXPECT_EQ(*now, static_cast<std::uint16_t>(*previous + 1))
+                << "reply " << i << " came before its message's index was saved";
+        }
+        previous = now;
+    }
+    (*ws)->close();
+}
+
+}  // namespace
+}  // namespace rivetkit::testing

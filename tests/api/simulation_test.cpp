@@ -428,4 +428,32 @@ TEST(SimulationFindings, AScheduleWhoseWriteFailedIsWrittenWithinASaveInterval) 
     ASSERT_TRUE(state.ok()) << state.error().to_string();
     EXPECT_EQ(state->ticks, (std::vector<std::int64_t>{7}));
 }
+
+// Found by the chaos runner (tests/chaos): a fired event's removal was written at once, before its
+// action ran, while the action's effect waited for the next save, so a crash between the two lost
+// the event's effect for good (an acknowledged schedule that never fired). The removal now rides
+// the save that carries the effect: here the crash takes both, and the next generation fires the
+// event again — once in the saved state.
+TEST(SimulationFindings, AFiredEventsRemovalIsSavedWithItsEffect) {
+    TestEngine engine;
+    engine.use("ledger", ledger());
+    auto a = engine.get_or_create("ledger", {"z"});
+    ASSERT_TRUE(a.call<std::int64_t>("add", 1).ok());
+    engine.advance(2000ms);
+    ASSERT_TRUE(a.action("scheduleTick", Json::array({8, 1500})).ok());
+    engine.advance(1200ms);
+    ASSERT_TRUE(a.call<std::int64_t>("add", 1).ok());  // saved now: the next save waits 1 s
+    engine.advance(400ms);                             // the tick fired 100 ms ago
+    auto fired = a.call<Ledger>("get");
+    ASSERT_TRUE(fired.ok()) << fired.error().to_string();
+    ASSERT_EQ(fired->ticks, (std::vector<std::int64_t>{8}));
+    a.crash();
+    engine.advance(3000ms);
+    ASSERT_TRUE(a.call<Ledger>("get").ok());  // wakes the actor, which drains the overdue event
+    engine.advance(100ms);
+    auto state = a.call<Ledger>("get");
+    ASSERT_TRUE(state.ok()) << state.error().to_string();
+    EXPECT_EQ(state->ticks, (std::vector<std::int64_t>{8}));
+    EXPECT_EQ(state->count, 2) << "both adds were saved before the crash";
+}
 }  // namespace

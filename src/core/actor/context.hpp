@@ -102,6 +102,9 @@ struct ActorContextInner {
 
     // State and saving (state.cpp).
     PersistedActor persisted;
+    // Scheduled events whose action was dispatched and has no outcome yet (schedule.cpp): still
+    // in `persisted` — their removal is saved with the action's effect — but not due again.
+    std::set<std::string, std::less<>> schedule_in_flight;
     // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
     // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;
@@ -417,6 +420,9 @@ class ActorContext {
     std::optional<PersistedScheduleEvent> next_event() const;
     // Removes the event (upstream's cancel_scheduled_event); false when there is none with that id.
     bool cancel_scheduled_event(std::string_view event_id) const;
+    // A dispatched event's action has its outcome: the event leaves the schedule, and that
+    // removal rides the save that carries the action's effect. Idempotent.
+    void consume_scheduled_event(std::string_view event_id) const;
     Task<Status> drain_overdue_scheduled_events() const;
     void sync_alarm() const;
     void sync_future_alarm() const;

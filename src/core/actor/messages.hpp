@@ -199,6 +199,11 @@ struct Action {
     Bytes args;
     std::optional<ConnHandle> conn;  // None for schedule-originated calls
     Reply<Bytes> reply;
+    // Called by the runtime once the handler's outcome is final, before it waits for a
+    // reply-after-durable save: a hibernatable connection records the message as handled there,
+    // so the save that makes the action's effect durable carries its message index too (a crash
+    // after it does not deliver the message again). Empty: handled when the reply arrives.
+    std::function<void()> on_result{};
 };
 struct HttpRequestEv {
     HttpRequest request;

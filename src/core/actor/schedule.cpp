@@ -22,6 +22,12 @@ bool event_before(const PersistedScheduleEvent& a, const PersistedScheduleEvent&
     return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.event_id < b.event_id;
 }
 
+// Runs one due event's action. The event stays in the schedule (marked in flight) until the
+// action's outcome is final: the runtime calls on_result then, before the action's own durable
+// save, so the save that carries the effect also carries the removal — a crash before it fires
+// the event again in the next generation, a crash after it never does. A runtime that does not
+// call on_result has the event consumed when the reply arrives. No reply (the actor stopped
+// first) leaves the event for the next generation.
 boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
                                                        PersistedScheduleEvent ev) {
     auto ctx = weak.upgrade();
@@ -29,7 +35,12 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
         co_return;
     UserTaskTimer timer(metrics_ptr(*ctx), UserTaskKind::ScheduledAction);
     auto [reply, rx] = Reply<Bytes>::make();
-    event::Action action{ev.action, ev.args.value_or(Bytes{}), std::nullopt, std::move(reply)};
+    auto consume = [weak, id = ev.event_id] {
+        if (auto live = weak.upgrade())
+            live->consume_scheduled_event(id);
+    };
+    event::Action action{ev.action, ev.args.value_or(Bytes{}), std::nullopt, std::move(reply),
+                         consume};
     Status sent = ctx->try_send_actor_event(ActorEvent(std::move(action)), "scheduled_action");
     if (!sent.ok()) {
         log::warn("scheduled action dispatch failed", {{"actor_id", ctx->actor_id()},
@@ -37,12 +48,17 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
                                                        {"error", sent.error().to_string()}});
         co_return;
     }
+    ctx.reset();
     auto result = co_await rx.recv();
-    if (!result || !result->ok()) {
-        const std::string error =
-            result ? result->error().to_string() : errors::actor_dropped_reply().to_string();
-        log::error("scheduled action failed",
-                   {{"actor_id", ctx->actor_id()}, {"action", ev.action}, {"error", error}});
+    if (!result)
+        co_return;
+    consume();
+    if (!result->ok()) {
+        if (auto live = weak.upgrade()) {
+            log::error("scheduled action failed", {{"actor_id", live->actor_id()},
+                                                   {"action", ev.action},
+                                                   {"error", result->error().to_string()}});
+        }
     }
 }
 
@@ -159,10 +175,31 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
 }
 
 std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
-    const auto& events = p_->persisted.scheduled_events;
-    if (events.empty())
-        return std::nullopt;
-    return events.front();
+    for (const auto& e : p_->persisted.scheduled_events) {
+        if (!p_->schedule_in_flight.contains(e.event_id))
+            return e;
+    }
+    return std::nullopt;
+}
+
+void ActorContext::consume_scheduled_event(std::string_view event_id) const {
+    auto& s = *p_;
+    const auto id = s.schedule_in_flight.find(event_id);
+    if (id == s.schedule_in_flight.end())
+        return;
+    s.schedule_in_flight.erase(id);
+    auto& events = s.persisted.scheduled_events;
+    const auto before = events.size();
+    std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
+    if (events.size() == before)
+        return;  // cancelled meanwhile
+    s.mark_dirty();
+    s.schedule_dirty_since_push = true;
+    metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
+    record_inspector_signal(InspectorSignal::SchedulesUpdated);
+    sync_alarm();
+    // Saved with the action's effect when it asked for a save, else within a save interval.
+    request_save({});
 }
 
 boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() const {
@@ -170,20 +207,15 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
     auto& s = *self.p_;
     if (!s.alarm_dispatch_suspended) {
         const std::int64_t now = s.clock->wall_now_ms();
-        auto& events = s.persisted.scheduled_events;
-        auto split =
-            std::find_if(events.begin(), events.end(),
-                         [&](const PersistedScheduleEvent& e) { return e.timestamp > now; });
-        std::vector<PersistedScheduleEvent> due(std::make_move_iterator(events.begin()),
-                                                std::make_move_iterator(split));
-        events.erase(events.begin(), split);
-        if (!due.empty()) {
-            s.mark_dirty();
-            s.schedule_dirty_since_push = true;
-            metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
-            self.persist_now_tracked("schedule drain");
-            self.record_inspector_signal(InspectorSignal::SchedulesUpdated);
+        std::vector<PersistedScheduleEvent> due;
+        for (const auto& e : s.persisted.scheduled_events) {
+            if (e.timestamp > now)
+                break;
+            if (s.schedule_in_flight.insert(e.event_id).second)
+                due.push_back(e);
         }
+        if (!due.empty())
+            s.schedule_dirty_since_push = true;  // the alarm moves past them
         for (auto& ev : due) {
             self.spawn_shutdown_task("scheduled_action",
                                      dispatch_scheduled_action(self.downgrade(), std::move(ev)),
@@ -195,8 +227,8 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
 }
 
 void ActorContext::sync_alarm() const {
-    const auto& events = p_->persisted.scheduled_events;
-    push_alarm(*this, events.empty() ? std::nullopt : std::optional(events.front().timestamp));
+    auto next = next_event();
+    push_alarm(*this, next ? std::optional(next->timestamp) : std::nullopt);
 }
 
 void ActorContext::sync_future_alarm() const {

@@ -100,6 +100,7 @@ Instant ActorContext::save_deadline(bool immediate) const {
 
 void ActorContext::load_persisted_actor(PersistedActor persisted) const {
     p_->persisted = std::move(persisted);
+    p_->schedule_in_flight.clear();
     p_->dirty = false;
     p_->save_requested = false;
     p_->save_requested_immediate = false;

@@ -357,7 +357,8 @@ void ActorTask::dispatch_accepted(DispatchCommand command) {
         } else {
             sent = ctx.try_send_actor_event(
                 event::Action{std::move(action->name), std::move(action->args), action->conn,
-                              ctx.track_reply(std::move(action->reply))},
+                              ctx.track_reply(std::move(action->reply)),
+                              std::move(action->on_result)},
                 label);
         }
     } else if (auto* q = std::get_if<dispatch::QueueSend>(&command)) {

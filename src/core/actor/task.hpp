@@ -62,6 +62,7 @@ struct Action {
     Bytes args;
     ConnHandle conn;
     rt::OneshotSender<Result<Bytes>> reply;
+    std::function<void()> on_result{};  // event::Action::on_result
 };
 struct QueueSend {
     std::string name;

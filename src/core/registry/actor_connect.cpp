@@ -166,14 +166,22 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
     std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
     Result<Bytes> output = errors::actor_not_ready();
-    if (sock->dispatch.send(
-            dispatch::Action{request.name, std::move(request.args), sock->conn, std::move(tx)})) {
+    auto outcome_final = std::make_shared<bool>(false);
+    std::function<void()> on_result;
+    if (sock->conn.is_hibernatable()) {
+        on_result = [sock, index, outcome_final] {
+            *outcome_final = true;
+            handled(sock, index);
+        };
+    }
+    if (sock->dispatch.send(dispatch::Action{request.name, std::move(request.args), sock->conn,
+                                             std::move(tx), std::move(on_result)})) {
         auto got = co_await rx.recv();
         output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
     }
     timer.reset();
     ctx.reset();
-    if (sock->conn.is_hibernatable() && !output.ok()) {
+    if (sock->conn.is_hibernatable() && !output.ok() && !*outcome_final) {
         auto live = sock->ctx.upgrade();
         if (live && live->sleep_requested())
             co_return;  // redelivered after wake

@@ -198,6 +198,9 @@ TEST(Schedule, overdue_events_are_drained_when_the_next_generation_starts) {
     EXPECT_EQ(second.ctx.next_event()->action, "future");
     // The engine alarm now points at the remaining event.
     EXPECT_EQ(second.ack_alarms().back(), std::optional<std::int64_t>(now + 60'000));
+    // A fired event's removal is saved with what its action changed: by the action's own save,
+    // else by the save tick within a save interval (never before the action's outcome).
+    second.advance(1s);
     rt.block_on(second.ctx.wait_for_pending_state_writes());
     auto stored = stored_actor(*kv);
     ASSERT_TRUE(stored);
