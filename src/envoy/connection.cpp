@@ -385,6 +385,9 @@ asio::awaitable<void> run_envoy(std::shared_ptr<EnvoyState> st) {
         if (st->clock.now() - started >= backoff.stable_after)
             attempt = 0;
         auto delay = backoff_delay(attempt, unit(st->rng), backoff);
+        if (st->lost_timer_running && !st->actors.empty())
+            delay = std::min(delay, backoff_delay(0, unit(st->rng),
+                                                  BackoffOptions{.initial = backoff.holding_actors_max}));
         log::info("envoy reconnecting",
                   {{"attempt", attempt}, {"delay_ms", static_cast<long long>(delay.count())}});
         auto wake_at = st->clock.now() + delay;

@@ -16,6 +16,7 @@
 // generation, or an older generation answering after a newer one did, is an actor running twice.
 // Every actor answers read() with its whole state.
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -40,8 +41,9 @@ struct Track {
     std::vector<std::array<std::int64_t, 2>> gaps;  // [from, to] never received before `last`
     std::vector<std::int64_t> dups;                 // first attempts received already applied
     std::int64_t repeats = 0;                       // any sequence number received again
+    std::vector<std::int64_t> above;                // unordered streams: received past `last`
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Track, last, gaps, dups, repeats)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Track, last, gaps, dups, repeats, above)
 
 struct ChaosState {
     std::int64_t gen = 0;
@@ -68,6 +70,23 @@ bool note(Track& t, std::int64_t seq, bool repeat_is_duplicate) {
         t.gaps.push_back({t.last + 1, seq - 1});
     t.last = seq;
     return true;
+}
+
+// For a stream without an order (scheduled fires: an event whose action had no outcome before a
+// crash fires again in the next generation, after later ones may have): `last` is the highest
+// seq below which everything arrived, `above` what arrived past it. Every repeat is a duplicate.
+void note_unordered(Track& t, std::int64_t seq) {
+    if (seq <= t.last || std::binary_search(t.above.begin(), t.above.end(), seq)) {
+        t.repeats += 1;
+        if (t.dups.size() < kMaxRecorded)
+            t.dups.push_back(seq);
+        return;
+    }
+    t.above.insert(std::upper_bound(t.above.begin(), t.above.end(), seq), seq);
+    while (!t.above.empty() && t.above.front() == t.last + 1) {
+        t.last += 1;
+        t.above.erase(t.above.begin());
+    }
 }
 
 Json reply(const Act& c, bool applied, std::int64_t last) {
@@ -174,8 +193,7 @@ Actor<ChaosState, ChaosVars> schedule() {
         .action(
             "fire",
             [](Act& c, std::string client, std::int64_t seq) {
-                Track& t = c.state().tracks["fire:" + client];
-                note(t, seq, true);
+                note_unordered(c.state().tracks["fire:" + client], seq);
             },
             durable());
 }

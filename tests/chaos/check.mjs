@@ -31,7 +31,8 @@ function inGap(track, seq) {
 }
 
 function kept(track, seq) {
-    return track !== undefined && seq <= track.last && !inGap(track, seq);
+    if (track === undefined) return false;
+    return (seq <= track.last && !inGap(track, seq)) || (track.above ?? []).includes(seq);
 }
 
 function brief(op) {

@@ -474,26 +474,34 @@ try {
         const track = `${l.kind === "plan" ? "fire" : "queue"}:${l.client}`;
         need.get(k).set(track, Math.max(need.get(k).get(track) ?? 0, l.seq));
     }
+    // An actor the engine lost with a host may take it minutes to place again (after an engine
+    // restart it waits for its own timeout): up to SETTLE_MS for every actor to answer and catch
+    // up. The actors are read in parallel, again only while unreadable or behind.
     const finals = {};
-    const readAll = async () => {
-        for (const a of actors) {
-            const [name, key] = a.split("/");
-            try {
-                finals[a] = await withTimeout(client[name].getOrCreate([key]).read(), 30_000);
-            } catch (e) {
-                finals[a] = { error: String(e?.message ?? e) };
-            }
-        }
-    };
-    const settleEnd = Date.now() + 90_000;
+    const behind = (a) =>
+        !finals[a] || finals[a].error !== undefined ||
+        [...(need.get(a) ?? [])].some(([t, seq]) => {
+            const tr = finals[a]?.tracks?.[t];
+            return !tr || (tr.last < seq && !(tr.above ?? []).includes(seq));
+        });
+    const SETTLE_MS = Number(opt("settle-s", "420")) * 1000;
+    const settleStart = Date.now();
     for (;;) {
-        await readAll();
-        const behind = [...need].some(([a, tracks]) =>
-            [...tracks].some(([t, seq]) => (finals[a]?.tracks?.[t]?.last ?? 0) < seq),
+        const pending = actors.filter(behind);
+        if (pending.length === 0 || Date.now() - settleStart > SETTLE_MS) break;
+        await Promise.all(
+            pending.map(async (a) => {
+                const [name, key] = a.split("/");
+                try {
+                    finals[a] = await withTimeout(client[name].getOrCreate([key]).read(), 30_000);
+                } catch (e) {
+                    finals[a] = { error: String(e?.message ?? e) };
+                }
+            }),
         );
-        if (!behind || Date.now() > settleEnd) break;
-        await sleep(1000);
+        if (actors.some(behind)) await sleep(1000);
     }
+    const settleSeconds = Math.round((Date.now() - settleStart) / 1000);
     fs.writeFileSync(path.join(outDir, "finals.json"), JSON.stringify(finals, null, 1));
 
     const result = check({ history: lines, finals, faults });
@@ -507,6 +515,7 @@ try {
         hostStarts,
         engineStarts,
         unexpectedHostExits: unexpectedExits.length,
+        settleSeconds,
         faults: byKind,
         ops: result.ops,
         checked: result.checked,

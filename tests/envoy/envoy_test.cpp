@@ -364,6 +364,26 @@ TEST(EnvoyCommands, LostThresholdStopsActorsWhileDisconnected) {
     }(e));
 }
 
+// An engine back within its lost threshold finds the envoy again before the threshold passes:
+// while it holds actors the envoy retries at least every second instead of backing off to 8 s and
+// more (the chaos runner saw an engine restart outlast the threshold that way, and the engine
+// then took minutes to place the stopped actors again).
+TEST(EnvoyConnection, WhileItHoldsActorsItRetriesAtLeastEverySecond) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        env.engine->refuse_next(6);
+        auto t0 = env.clock().now();
+        conn->drop();
+        auto conn2 = co_await env.engine->accept(env.clock(), 60'000ms);
+        EXPECT_TRUE(conn2);
+        EXPECT_LE(env.clock().now() - t0, 7 * 1250ms) << "the 7th attempt came too late";
+        EXPECT_TRUE(env.cb->stops.empty()) << "back within the lost threshold: the actor is kept";
+        co_await finish(env, handle);
+    }(e));
+}
+
 TEST(EnvoyKv, OversizeKeysAndValuesFailLocally) {
     Env e;
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
