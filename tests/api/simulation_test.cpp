@@ -6,9 +6,10 @@
 //
 //  - an increment answered with reply_after_durable is never lost;
 //  - without it, a crash loses at most the increments of the last save interval, a sleep none;
-//  - a scheduled event fires at most once, and does fire unless a crash took its effect within
-//    the save interval after it fell due (the due row is claimed before the action runs, as
-//    upstream's; the action's state change is saved like any other);
+//  - a scheduled event whose schedule was saved fires exactly once in the saved state: its
+//    removal is saved with its action's effect, so a crash takes both and the event fires again
+//    in the next generation (rivetkit-cpp's; upstream claims the due row before the action runs,
+//    and a crash can take the effect of an event that fired);
 //  - a queue message whose send was answered is received (once, or again after a crash), never
 //    dropped.
 //
@@ -265,8 +266,10 @@ class SimulatedRun {
                  (graceful ? "a sleep" : "a crash"));
         }
         // Ticks scheduled before the horizon (or before a sleep) must fire; later ones may have
-        // been lost with the crash. A crash also takes the effect of a tick that fell due within
-        // the save interval before it.
+        // been lost with the crash. A tick already required stays required through a crash: its
+        // removal is saved with its action's effect, so a crash takes both and the next
+        // generation fires it again (before that change a crash could take the effect of a tick
+        // that had just fired, and this checker allowed it).
         for (const auto& [id, tick] : m.ticks_pending) {
             if (graceful || (!m.kv_failed && tick.acked_at < horizon))
                 m.ticks_required[id] = tick.due_at;
@@ -274,18 +277,6 @@ class SimulatedRun {
                 m.ticks_optional.insert(id);
         }
         m.ticks_pending.clear();
-        if (!graceful) {
-            for (auto it = m.ticks_required.begin(); it != m.ticks_required.end();) {
-                const bool maybe_lost =
-                    it->second <= stopped_at && (m.kv_failed || it->second >= horizon);
-                if (maybe_lost) {
-                    m.ticks_optional.insert(it->first);
-                    it = m.ticks_required.erase(it);
-                } else {
-                    ++it;
-                }
-            }
-        }
         m.settled = state->count;
         m.acked.clear();
         m.unsure = 0;

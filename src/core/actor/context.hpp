@@ -102,9 +102,13 @@ struct ActorContextInner {
 
     // State and saving (state.cpp).
     PersistedActor persisted;
-    // Scheduled events whose action was dispatched and has no outcome yet (schedule.cpp): still
-    // in `persisted` — their removal is saved with the action's effect — but not due again.
+    // Scheduled events whose action was dispatched and has no outcome yet (schedule.cpp), and
+    // those whose action has one, with the save request revision that outcome asked for: both
+    // stay in `persisted` (a write of it that does not carry the runtime's state, such as a
+    // schedule insert's, keeps them) and are not due again; a consumed one leaves the schedule in
+    // the first save of the actor state taken after its outcome (save_state_exclusive).
     std::set<std::string, std::less<>> schedule_in_flight;
+    std::map<std::string, std::uint64_t, std::less<>> schedule_consumed;
     // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
     // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;

@@ -163,6 +163,12 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
     std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
     if (events.size() == before)
         return false;
+    if (auto in_flight = p_->schedule_in_flight.find(event_id);
+        in_flight != p_->schedule_in_flight.end())
+        p_->schedule_in_flight.erase(in_flight);
+    if (auto consumed = p_->schedule_consumed.find(event_id);
+        consumed != p_->schedule_consumed.end())
+        p_->schedule_consumed.erase(consumed);
     log::debug("scheduled actor event cancelled",
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;
@@ -176,7 +182,8 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
 
 std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
     for (const auto& e : p_->persisted.scheduled_events) {
-        if (!p_->schedule_in_flight.contains(e.event_id))
+        if (!p_->schedule_in_flight.contains(e.event_id) &&
+            !p_->schedule_consumed.contains(e.event_id))
             return e;
     }
     return std::nullopt;
@@ -187,19 +194,11 @@ void ActorContext::consume_scheduled_event(std::string_view event_id) const {
     const auto id = s.schedule_in_flight.find(event_id);
     if (id == s.schedule_in_flight.end())
         return;
+    std::string consumed = *id;
     s.schedule_in_flight.erase(id);
-    auto& events = s.persisted.scheduled_events;
-    const auto before = events.size();
-    std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
-    if (events.size() == before)
-        return;  // cancelled meanwhile
-    s.mark_dirty();
-    s.schedule_dirty_since_push = true;
-    metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
-    record_inspector_signal(InspectorSignal::SchedulesUpdated);
-    sync_alarm();
     // Saved with the action's effect when it asked for a save, else within a save interval.
     request_save({});
+    s.schedule_consumed[std::move(consumed)] = s.save_request_revision;
 }
 
 boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() const {
@@ -211,6 +210,8 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
         for (const auto& e : s.persisted.scheduled_events) {
             if (e.timestamp > now)
                 break;
+            if (s.schedule_consumed.contains(e.event_id))
+                continue;  // ran; its removal waits for the next save of the state
             if (s.schedule_in_flight.insert(e.event_id).second)
                 due.push_back(e);
         }

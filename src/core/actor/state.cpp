@@ -101,6 +101,7 @@ Instant ActorContext::save_deadline(bool immediate) const {
 void ActorContext::load_persisted_actor(PersistedActor persisted) const {
     p_->persisted = std::move(persisted);
     p_->schedule_in_flight.clear();
+    p_->schedule_consumed.clear();
     p_->dirty = false;
     p_->save_requested = false;
     p_->save_requested_immediate = false;
@@ -381,17 +382,31 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     // The persisted actor goes out with a new state, and also when something else in it (the
     // schedule, the input) changed and its own write failed: a save is the retry, so a sleep
     // right after a failed schedule write does not leave the schedule unwritten.
-    const bool write_persisted = prepared.actor_state.has_value() || s.dirty;
+    // Fired scheduled events whose outcome came before this save's state was taken leave the
+    // schedule in this write, together with what their actions changed.
+    std::vector<std::string> consumed;
+    for (const auto& [id, asked_at] : s.schedule_consumed) {
+        if (asked_at <= revision)
+            consumed.push_back(id);
+    }
+    const bool write_persisted =
+        prepared.actor_state.has_value() || s.dirty || !consumed.empty();
     if (!write_persisted && prepared.conn_puts.empty() && prepared.deletes.empty()) {
         finish_save_request(s, revision);
         co_return Status{};
     }
+    auto drop_consumed = [&consumed](std::vector<PersistedScheduleEvent>& events) {
+        std::erase_if(events, [&](const PersistedScheduleEvent& e) {
+            return std::find(consumed.begin(), consumed.end(), e.event_id) != consumed.end();
+        });
+    };
     std::vector<KvEntry> puts;
     const std::uint64_t state_revision = s.state_revision;
     if (write_persisted) {
         PersistedActor next = s.persisted;
         if (prepared.actor_state)
             next.state = *prepared.actor_state;
+        drop_consumed(next.scheduled_events);
         puts.emplace_back(keys::to_bytes(keys::kPersistData), encode_persisted_actor(next));
     }
     for (auto& put : prepared.conn_puts)
@@ -411,6 +426,13 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     }
     if (write_persisted && s.state_revision == state_revision)
         s.dirty = false;
+    if (!consumed.empty()) {
+        drop_consumed(s.persisted.scheduled_events);
+        for (const auto& id : consumed)
+            s.schedule_consumed.erase(id);
+        metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
+        self.record_inspector_signal(InspectorSignal::SchedulesUpdated);
+    }
     for (const auto& [id, index] : prepared.conn_message_indexes) {
         if (auto it = s.conns.find(id); it != s.conns.end())
             it->second.mark_server_message_index_saved(index);
