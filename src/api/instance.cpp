@@ -144,6 +144,7 @@ boost::asio::awaitable<void> InstanceCore::save_state(SaveStateOptions options) 
         // While the start hooks run core waits for them and serves no save tick, nor outside the
         // started phases (on_destroy): a requested save would wait forever. Written here.
         std::vector<core::StateDelta> deltas;
+        ctx.seal_consumed_schedule();
         if (take_dirty())
             deltas.push_back(core::StateDelta::actor_state(encoded_));
         const bool carried = !deltas.empty();

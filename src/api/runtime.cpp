@@ -354,6 +354,8 @@ class Loop {
         std::vector<core::StateDelta> deltas;
         // An inspector read must not consume the dirty flag, or the next save would skip it.
         const bool inspector = e.reason == core::SerializeStateReason::Inspector;
+        if (!inspector)
+            ctx().seal_consumed_schedule();  // their effects are in this state
         if (inspector || inst_->take_dirty())
             deltas.push_back(core::StateDelta::actor_state(std::move(encoded)));
         e.reply.send(std::move(deltas));

@@ -389,3 +389,56 @@ TEST(SaveState, a_save_awaited_in_on_wake_is_durable_before_the_actor_serves) {
 }
 
 }  // namespace
+
+namespace {
+struct Fires {
+    std::vector<std::int64_t> fired;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Fires, fired)
+
+// A scheduled action answered after durable, planned while others fire: each fires once, also
+// across a sleep (its removal is saved with its effect).
+TEST(ScheduleOnce, DurableFiresPlannedWhileOthersFireRunOnceAcrossASleep) {
+    TestEngine engine;
+    rivetkit::ActionOptions durable;
+    durable.reply_after_durable = true;
+    engine.use("sched", rivetkit::Actor<Fires>()
+                            .action(
+                                "plan",
+                                [](rivetkit::ActionContext<Fires>& c, std::int64_t id) {
+                                    c.schedule_after(std::chrono::milliseconds(150), "fire", id);
+                                },
+                                durable)
+                            .action(
+                                "fire",
+                                [](rivetkit::ActionContext<Fires>& c, std::int64_t id) {
+                                    c.state().fired.push_back(id);
+                                },
+                                durable)
+                            .action("get", [](rivetkit::ActionContext<Fires>& c) {
+                                return std::as_const(c).state().fired;
+                            }));
+    auto a = engine.get_or_create("sched", {"s"});
+    for (std::int64_t i = 1; i <= 40; ++i) {
+        ASSERT_TRUE(a.action("plan", Json::array({i})).ok());
+        engine.advance(37ms);
+        if (i % 10 == 0) {
+            ASSERT_TRUE(a.sleep().ok());  // while some are due and others pending
+        }
+        if (i % 10 == 5)
+            a.crash();
+    }
+    engine.advance(1000ms);
+    ASSERT_TRUE(a.sleep().ok());
+    engine.advance(1000ms);
+    auto fired = a.call<std::vector<std::int64_t>>("get");
+    ASSERT_TRUE(fired.ok());
+    engine.advance(1000ms);
+    fired = a.call<std::vector<std::int64_t>>("get");
+    ASSERT_TRUE(fired.ok());
+    std::vector<std::int64_t> want;
+    for (std::int64_t i = 1; i <= 40; ++i)
+        want.push_back(i);
+    EXPECT_EQ(*fired, want);
+}
+}  // namespace

@@ -14,7 +14,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { check } from "./check.mjs";
-import { importPackage } from "../interop/js/deps.mjs";
+import { importPackage, nodeModules } from "../interop/js/deps.mjs";
 
 // rivetkit logs to stdout; keep stdout for the report.
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
@@ -54,7 +54,9 @@ for (const k of faultKinds) {
         process.exit(2);
     }
 }
-const ENGINE_BIN = process.env.RIVET_ENGINE_BIN;
+const ENGINE_BIN =
+    process.env.RIVET_ENGINE_BIN ??
+    path.join(nodeModules, "@rivetkit/engine-cli-linux-x64-musl/rivet-engine");
 fs.mkdirSync(outDir, { recursive: true });
 
 // MARK: seeded randomness (mulberry32): the seed fixes the fault schedule.

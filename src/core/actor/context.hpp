@@ -102,13 +102,20 @@ struct ActorContextInner {
 
     // State and saving (state.cpp).
     PersistedActor persisted;
-    // Scheduled events whose action was dispatched and has no outcome yet (schedule.cpp), and
-    // those whose action has one, with the save request revision that outcome asked for: both
-    // stay in `persisted` (a write of it that does not carry the runtime's state, such as a
-    // schedule insert's, keeps them) and are not due again; a consumed one leaves the schedule in
-    // the first save of the actor state taken after its outcome (save_state_exclusive).
+    // Fired scheduled events on their way out of the schedule (schedule.cpp): dispatched, no
+    // outcome yet (in flight); outcome final, so their effect is in the runtime's state
+    // (consumed); that state serialized for a save (sealed: they leave the schedule in that
+    // save). All stay in `persisted` until then — a write of it without the runtime's state (a
+    // schedule insert's) keeps them — and none is due again.
     std::set<std::string, std::less<>> schedule_in_flight;
-    std::map<std::string, std::uint64_t, std::less<>> schedule_consumed;
+    std::vector<std::string> schedule_consumed;
+    std::vector<std::string> schedule_sealed;
+    bool schedule_leaving(std::string_view id) const {
+        auto is = [id](const std::string& e) { return e == id; };
+        return schedule_in_flight.contains(id) ||
+               std::any_of(schedule_consumed.begin(), schedule_consumed.end(), is) ||
+               std::any_of(schedule_sealed.begin(), schedule_sealed.end(), is);
+    }
     // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
     // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;
@@ -424,9 +431,12 @@ class ActorContext {
     std::optional<PersistedScheduleEvent> next_event() const;
     // Removes the event (upstream's cancel_scheduled_event); false when there is none with that id.
     bool cancel_scheduled_event(std::string_view event_id) const;
-    // A dispatched event's action has its outcome: the event leaves the schedule, and that
-    // removal rides the save that carries the action's effect. Idempotent.
+    // A dispatched event's action has its outcome (the runtime's on_result): the event leaves
+    // the schedule in the save whose state the runtime serializes next. Idempotent.
     void consume_scheduled_event(std::string_view event_id) const;
+    // Called by the runtime as it serializes its state for a save: the events consumed so far
+    // have their effect in that state and leave the schedule with it.
+    void seal_consumed_schedule() const;
     Task<Status> drain_overdue_scheduled_events() const;
     void sync_alarm() const;
     void sync_future_alarm() const;

@@ -921,7 +921,8 @@ Task<Result<std::vector<std::optional<Bytes>>>> SqliteActorStore::batch_get(
     if (!db.ok())
         co_return std::move(db).error();
     std::vector<std::optional<Bytes>> out;
-    std::optional<ActorColdRows> cold = cold_;
+    std::optional<ActorColdRows> cold;  // set by a read of [1]
+    const std::uint64_t version = cold_version_;
     Status read = co_await db.value()->transaction([&](Session& s) -> Status {
         out.clear();
         for (const auto& key : keys) {
@@ -934,7 +935,13 @@ Task<Result<std::vector<std::optional<Bytes>>>> SqliteActorStore::batch_get(
     });
     if (!read.ok())
         co_return std::move(read).error();
-    cold_ = std::move(cold);
+    // A write that finished while this read waited for the database knows better (the chaos
+    // runner saw a read put back schedule rows a save had just removed; the next save, finding
+    // them "unchanged", left them in the database and the events fired again after a restart).
+    if (cold && cold_version_ == version) {
+        cold_ = std::move(cold);
+        ++cold_version_;
+    }
     co_return out;
 }
 
@@ -967,10 +974,13 @@ Task<Status> SqliteActorStore::apply_batch(std::vector<KvEntry> puts, std::vecto
     if (!applied.ok()) {
         // What the rows hold is unknown after a failed commit: the next save writes them all.
         cold_.reset();
+        ++cold_version_;
         co_return applied;
     }
-    if (written)
+    if (written) {
         cold_ = std::move(written);
+        ++cold_version_;
+    }
     // The dashboard reads the inspector token through the engine's actor-KV API, so a new token
     // is mirrored to [3] there too (as upstream does).
     for (auto& entry : puts) {

@@ -80,6 +80,9 @@ class SqliteActorStore final : public KvBackend {
     struct Prepare;
     std::shared_ptr<Prepare> prepare_;
     std::optional<ActorColdRows> cold_;
+    // Bumped whenever cold_ changes: a read that began before a write must not put back what it
+    // read (its rows may be older than that write's).
+    std::uint64_t cold_version_ = 0;
 };
 
 // The user KV API's view of an actor's store: keys and prefixes under [4], as the TypeScript

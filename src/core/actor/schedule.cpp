@@ -18,6 +18,8 @@
 namespace rivetkit::core {
 namespace {
 
+void consume_after_reply(const ActorContext& ctx, std::string_view event_id);
+
 bool event_before(const PersistedScheduleEvent& a, const PersistedScheduleEvent& b) {
     return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.event_id < b.event_id;
 }
@@ -35,7 +37,9 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
         co_return;
     UserTaskTimer timer(metrics_ptr(*ctx), UserTaskKind::ScheduledAction);
     auto [reply, rx] = Reply<Bytes>::make();
-    auto consume = [weak, id = ev.event_id] {
+    auto reported = std::make_shared<bool>(false);
+    auto consume = [weak, id = ev.event_id, reported] {
+        *reported = true;
         if (auto live = weak.upgrade())
             live->consume_scheduled_event(id);
     };
@@ -52,7 +56,10 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
     auto result = co_await rx.recv();
     if (!result)
         co_return;
-    consume();
+    if (!*reported) {
+        if (auto live = weak.upgrade())
+            consume_after_reply(*live, ev.event_id);
+    }
     if (!result->ok()) {
         if (auto live = weak.upgrade()) {
             log::error("scheduled action failed", {{"actor_id", live->actor_id()},
@@ -166,9 +173,8 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
     if (auto in_flight = p_->schedule_in_flight.find(event_id);
         in_flight != p_->schedule_in_flight.end())
         p_->schedule_in_flight.erase(in_flight);
-    if (auto consumed = p_->schedule_consumed.find(event_id);
-        consumed != p_->schedule_consumed.end())
-        p_->schedule_consumed.erase(consumed);
+    std::erase(p_->schedule_consumed, event_id);
+    std::erase(p_->schedule_sealed, event_id);
     log::debug("scheduled actor event cancelled",
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;
@@ -182,8 +188,7 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
 
 std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
     for (const auto& e : p_->persisted.scheduled_events) {
-        if (!p_->schedule_in_flight.contains(e.event_id) &&
-            !p_->schedule_consumed.contains(e.event_id))
+        if (!p_->schedule_leaving(e.event_id))
             return e;
     }
     return std::nullopt;
@@ -194,12 +199,40 @@ void ActorContext::consume_scheduled_event(std::string_view event_id) const {
     const auto id = s.schedule_in_flight.find(event_id);
     if (id == s.schedule_in_flight.end())
         return;
-    std::string consumed = *id;
+    s.schedule_consumed.push_back(*id);
     s.schedule_in_flight.erase(id);
     // Saved with the action's effect when it asked for a save, else within a save interval.
     request_save({});
-    s.schedule_consumed[std::move(consumed)] = s.save_request_revision;
 }
+
+void ActorContext::seal_consumed_schedule() const {
+    auto& s = *p_;
+    for (auto& id : s.schedule_consumed)
+        s.schedule_sealed.push_back(std::move(id));
+    s.schedule_consumed.clear();
+}
+
+namespace {
+// For a runtime that does not report outcomes (no on_result call): the event leaves the schedule
+// once its reply came, in a write of its own — its effect is saved separately, so a crash between
+// the two loses it (at most once, as upstream's).
+void consume_after_reply(const ActorContext& ctx, std::string_view event_id) {
+    auto& s = *ctx.inner();
+    const auto id = s.schedule_in_flight.find(event_id);
+    if (id == s.schedule_in_flight.end())
+        return;
+    s.schedule_in_flight.erase(id);
+    auto& events = s.persisted.scheduled_events;
+    const auto before = events.size();
+    std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
+    if (events.size() == before)
+        return;
+    s.mark_dirty();
+    metrics_of(ctx).state_mutation(StateMutationReason::ScheduledEventsUpdate);
+    ctx.persist_now_tracked("schedule consumed");
+    ctx.record_inspector_signal(InspectorSignal::SchedulesUpdated);
+}
+}  // namespace
 
 boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() const {
     ActorContext self = *this;
@@ -210,10 +243,10 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
         for (const auto& e : s.persisted.scheduled_events) {
             if (e.timestamp > now)
                 break;
-            if (s.schedule_consumed.contains(e.event_id))
-                continue;  // ran; its removal waits for the next save of the state
-            if (s.schedule_in_flight.insert(e.event_id).second)
-                due.push_back(e);
+            if (s.schedule_leaving(e.event_id))
+                continue;  // dispatched already, or ran and its removal waits for a save
+            s.schedule_in_flight.insert(e.event_id);
+            due.push_back(e);
         }
         if (!due.empty())
             s.schedule_dirty_since_push = true;  // the alarm moves past them

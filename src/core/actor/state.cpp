@@ -102,6 +102,7 @@ void ActorContext::load_persisted_actor(PersistedActor persisted) const {
     p_->persisted = std::move(persisted);
     p_->schedule_in_flight.clear();
     p_->schedule_consumed.clear();
+    p_->schedule_sealed.clear();
     p_->dirty = false;
     p_->save_requested = false;
     p_->save_requested_immediate = false;
@@ -382,13 +383,9 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     // The persisted actor goes out with a new state, and also when something else in it (the
     // schedule, the input) changed and its own write failed: a save is the retry, so a sleep
     // right after a failed schedule write does not leave the schedule unwritten.
-    // Fired scheduled events whose outcome came before this save's state was taken leave the
-    // schedule in this write, together with what their actions changed.
-    std::vector<std::string> consumed;
-    for (const auto& [id, asked_at] : s.schedule_consumed) {
-        if (asked_at <= revision)
-            consumed.push_back(id);
-    }
+    // Fired scheduled events sealed with the state this save carries leave the schedule in this
+    // write, together with what their actions changed.
+    std::vector<std::string> consumed = std::exchange(s.schedule_sealed, {});
     const bool write_persisted =
         prepared.actor_state.has_value() || s.dirty || !consumed.empty();
     if (!write_persisted && prepared.conn_puts.empty() && prepared.deletes.empty()) {
@@ -417,6 +414,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     s.save_progress.notify_waiters();
     if (!written.ok()) {
         restore_queues(s, prepared);
+        s.schedule_sealed.insert(s.schedule_sealed.begin(), consumed.begin(), consumed.end());
         co_return written;
     }
     if (prepared.actor_state) {
@@ -428,8 +426,6 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
         s.dirty = false;
     if (!consumed.empty()) {
         drop_consumed(s.persisted.scheduled_events);
-        for (const auto& id : consumed)
-            s.schedule_consumed.erase(id);
         metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
         self.record_inspector_signal(InspectorSignal::SchedulesUpdated);
     }
