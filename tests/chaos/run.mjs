@@ -203,13 +203,21 @@ async function startHost(i) {
 
 // MARK: faults
 const faults = [];
-const live = { pausedHosts: new Set(), enginePaused: false };
 
 function record(kind, target, t0, extra = {}) {
     const f = { kind, target, t0, t1: Date.now(), ...extra };
     faults.push(f);
     fs.appendFileSync(path.join(outDir, "faults.jsonl"), JSON.stringify(f) + "\n");
     say(`fault ${kind} ${target} (${f.t1 - t0} ms)`);
+}
+
+async function pauseHost(kind, loMs, hiMs) {
+    const i = between(0, hostCount - 1);
+    const t0 = Date.now();
+    hosts[i].signal("SIGSTOP");
+    await sleep(between(loMs, hiMs));
+    hosts[i].signal("SIGCONT");
+    record(kind, `host${i}`, t0);
 }
 
 async function restartIfDown(i) {
@@ -243,27 +251,9 @@ const FAULTS = {
         await startHost(i);
         record("host-term", `host${i}`, t0, { drained, exit: e ?? null });
     },
-    async "host-pause"() {
-        const i = between(0, hostCount - 1);
-        const t0 = Date.now();
-        hosts[i].signal("SIGSTOP");
-        live.pausedHosts.add(i);
-        await sleep(between(1000, 5000));
-        hosts[i].signal("SIGCONT");
-        live.pausedHosts.delete(i);
-        record("host-pause", `host${i}`, t0);
-    },
-    async "host-pause-long"() {
-        // Past the engine's 15 s ping timeout: the engine gives the host's actors to another.
-        const i = between(0, hostCount - 1);
-        const t0 = Date.now();
-        hosts[i].signal("SIGSTOP");
-        live.pausedHosts.add(i);
-        await sleep(between(17_000, 24_000));
-        hosts[i].signal("SIGCONT");
-        live.pausedHosts.delete(i);
-        record("host-pause-long", `host${i}`, t0);
-    },
+    "host-pause": () => pauseHost("host-pause", 1000, 5000),
+    // Past the engine's 15 s ping timeout: the engine gives the host's actors to another.
+    "host-pause-long": () => pauseHost("host-pause-long", 17_000, 24_000),
     async "engine-restart"() {
         const t0 = Date.now();
         engine.signal("SIGKILL");
@@ -275,10 +265,8 @@ const FAULTS = {
     async "engine-pause"() {
         const t0 = Date.now();
         engine.signal("SIGSTOP");
-        live.enginePaused = true;
         await sleep(between(16_000, 20_000));
         engine.signal("SIGCONT");
-        live.enginePaused = false;
         record("engine-pause", "engine", t0);
     },
     async "slow-reader"() {
