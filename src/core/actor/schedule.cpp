@@ -158,12 +158,7 @@ Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes arg
     p_->schedule_dirty_since_push = true;
     p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
-    // Written with the next save, together with the state of the action that scheduled it (a
-    // reply-after-durable action's save, else the save tick within a save interval). Written at
-    // once with the older state, as before, a stop between the two left an event whose action's
-    // state change was lost; the client's retry then scheduled it again and it fired twice (found
-    // by the chaos runner: seed 7, graceful stops alone, 55 double fires in 40 s, 0 after).
-    request_save({});
+    persist_now_tracked("schedule insert");
     record_inspector_signal(InspectorSignal::SchedulesUpdated);
     sync_alarm();
     return {};
