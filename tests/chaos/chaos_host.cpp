@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <string>
@@ -94,6 +95,18 @@ Json reply(const Act& c, bool applied, std::int64_t last) {
                 {"nonce", std::to_string(c.vars().nonce)},
                 {"applied", applied},
                 {"last", last}};
+}
+
+// CHAOS_TRACE=1: one stderr line per plan and fire, to follow an event across generations.
+void trace(const char* what, const Act& c, const std::string& client, std::int64_t seq,
+           bool repeat) {
+    static const bool on = std::getenv("CHAOS_TRACE") != nullptr;
+    if (!on)
+        return;
+    std::fprintf(stderr, "chaos %s actor=%s client=%s seq=%lld gen=%lld nonce=%llu repeat=%d\n",
+                 what, c.actor_id().c_str(), client.c_str(), static_cast<long long>(seq),
+                 static_cast<long long>(std::as_const(c).state().gen),
+                 static_cast<unsigned long long>(c.vars().nonce), repeat ? 1 : 0);
 }
 
 // The parts every chaos actor shares: generation and nonce, read().
@@ -187,13 +200,17 @@ Actor<ChaosState, ChaosVars> schedule() {
                 const bool applied = note(t, seq, false);
                 if (applied)
                     c.schedule_after(std::chrono::milliseconds(ms), "fire", client, seq);
+                trace("plan", c, client, seq, !applied);
                 return reply(c, applied, t.last);
             },
             durable())
         .action(
             "fire",
             [](Act& c, std::string client, std::int64_t seq) {
-                note_unordered(c.state().tracks["fire:" + client], seq);
+                Track& t = c.state().tracks["fire:" + client];
+                const std::int64_t repeats = t.repeats;
+                note_unordered(t, seq);
+                trace("fire", c, client, seq, t.repeats != repeats);
             },
             durable());
 }

@@ -185,7 +185,7 @@ async function startHost(i) {
         RIVET_NAMESPACE: "default",
         RIVET_POOL: "default",
         RIVET_THREADS: "1",
-        RIVET_LOG_LEVEL: "info",
+        RIVET_LOG_LEVEL: process.env.CHAOS_HOST_LOG_LEVEL ?? "info",
     };
     const p = new Proc(`host${i}`, hostBin, [], env, path.join(outDir, `host${i}.log`));
     fs.appendFileSync(path.join(outDir, `host${i}.log`), `--- chaos: host${i} start ${hostStarts} pid ${p.pid} at ${Date.now()}\n`);

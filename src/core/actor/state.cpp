@@ -384,8 +384,9 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     // schedule, the input) changed and its own write failed: a save is the retry, so a sleep
     // right after a failed schedule write does not leave the schedule unwritten.
     // Fired scheduled events sealed with the state this save carries leave the schedule in this
-    // write, together with what their actions changed.
-    std::vector<std::string> consumed = std::exchange(s.schedule_sealed, {});
+    // write, together with what their actions changed. They stay sealed (so no alarm dispatches
+    // them again) until the write is back.
+    const std::vector<std::string> consumed = s.schedule_sealed;
     const bool write_persisted =
         prepared.actor_state.has_value() || s.dirty || !consumed.empty();
     if (!write_persisted && prepared.conn_puts.empty() && prepared.deletes.empty()) {
@@ -414,7 +415,6 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     s.save_progress.notify_waiters();
     if (!written.ok()) {
         restore_queues(s, prepared);
-        s.schedule_sealed.insert(s.schedule_sealed.begin(), consumed.begin(), consumed.end());
         co_return written;
     }
     if (prepared.actor_state) {
@@ -425,6 +425,9 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     if (write_persisted && s.state_revision == state_revision)
         s.dirty = false;
     if (!consumed.empty()) {
+        std::erase_if(s.schedule_sealed, [&](const std::string& id) {
+            return std::find(consumed.begin(), consumed.end(), id) != consumed.end();
+        });
         drop_consumed(s.persisted.scheduled_events);
         metrics_of(self).state_mutation(StateMutationReason::ScheduledEventsUpdate);
         self.record_inspector_signal(InspectorSignal::SchedulesUpdated);

@@ -254,3 +254,97 @@ TEST(Schedule, last_pushed_alarm_dedups_pushes_across_sleep_and_wake) {
 
 }  // namespace
 }  // namespace rivetkit::core::test
+
+namespace rivetkit::core::test {
+namespace {
+
+// A runtime as the typed API's: reports each action's outcome (on_result) and seals the consumed
+// events into the state it hands over for a save.
+std::shared_ptr<ActorFactory> sealing_factory(std::shared_ptr<std::vector<std::string>> fired) {
+    ActorConfig config;
+    config.state_save_interval = 50ms;
+    return make_factory(config, [fired](ActorStart start) -> Task<Status> {
+        ActorContext actor = start.ctx;
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* a = std::get_if<event::Action>(&*ev)) {
+                fired->push_back(a->name);
+                if (a->on_result)
+                    a->on_result();
+                a->reply.send(Bytes{});
+            } else if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                std::vector<StateDelta> deltas;
+                if (s->reason == SerializeStateReason::Save) {
+                    actor.seal_consumed_schedule();
+                    deltas.push_back(
+                        StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(fired->size())}));
+                }
+                s->reply.send(std::move(deltas));
+            } else if (auto* c = std::get_if<event::RunGracefulCleanup>(&*ev)) {
+                c->reply.send(Status{});
+            }
+        }
+        co_return Status{};
+    });
+}
+
+// Found by the chaos runner (one instance ran a scheduled fire twice): a save took the fired
+// event's removal out of the pending list when its write started, and until the write came back
+// the event was neither leaving nor gone. An alarm in that window — here the one re-synced by
+// scheduling another event — dispatched it again.
+TEST(Schedule, a_fired_event_does_not_fire_again_while_its_removal_is_being_written) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    auto envoy = std::make_shared<TestEnvoy>();
+    auto fired = std::make_shared<std::vector<std::string>>();
+    ActorContext ctx = new_with_kv(rt, "actor-sched-held", "schedule", kv);
+    ctx.configure_envoy(envoy, 1);
+    auto wired = new_wired_task("actor-sched-held", ctx, sealing_factory(fired));
+    ctx.set_local_alarm_callback([tx = wired.lifecycle_tx] {
+        auto [reply, ignored] = rt::oneshot<Status>();
+        (void)tx.send(LifecycleCommand::fire_alarm(std::move(reply)));
+    });
+    auto ack_alarms = [&envoy] {
+        while (!envoy->alarms.empty()) {
+            envoy->alarms.front().ack.send(Status{});
+            envoy->alarms.pop_front();
+        }
+    };
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::int64_t now = rt.clock().wall_now_ms();
+        CO_ASSERT(ctx.at(now + 20, "first", {}).ok());
+        co_await rt.clock().sleep_for(30ms);
+        CO_ASSERT(fired->size() == 1u);
+
+        // The save tick carries the removal; the engine holds its write.
+        kv->held = true;
+        co_await rt.clock().sleep_for(60ms);
+        CO_ASSERT(kv->in_flight == 1u);
+        CO_ASSERT(ctx.at(now + 1000, "second", {}).ok());
+        co_await rt.clock().sleep_for(20ms);
+        EXPECT_EQ(*fired, std::vector<std::string>{"first"}) << "fired again while its removal "
+                                                                "was being written";
+        kv->release();
+        co_await rt.clock().sleep_for(1s);
+        EXPECT_EQ(*fired, (std::vector<std::string>{"first", "second"}));
+        EXPECT_FALSE(ctx.next_event());
+        for (const auto& e : stored_actor(kv->inner)->scheduled_events)
+            ADD_FAILURE() << "still stored: " << e.action;
+
+        ack_alarms();
+        auto stopping = rt::spawn(rt.executor(), send_and_wait(wired.lifecycle_tx,
+                                                               LifecycleCommand::Kind::Stop,
+                                                               ShutdownKind::Sleep));
+        for (int i = 0; i < 100 && !stopping.ready(); ++i) {
+            co_await rt.clock().sleep_for(10ms);
+            ack_alarms();
+        }
+        EXPECT_TRUE((co_await stopping.join()).is_ok());
+        EXPECT_TRUE((co_await run.join()).is_ok());
+    }());
+}
+
+}  // namespace
+}  // namespace rivetkit::core::test

@@ -262,54 +262,7 @@ TEST(ActorTask, hibernation_transport_updates_flush_only_on_save_tick) {
 // Not an upstream twin: the live loop hands the save tick's KV write to a background task, so
 // an action that arrives while the engine holds the write is answered without waiting for it.
 // Writes stay one at a time, and a save requested meanwhile is written after the first.
-class GatedKv final : public KvBackend {
-  public:
-    std::string_view label() const noexcept override { return "gated"; }
-    Task<Result<std::vector<std::optional<Bytes>>>> batch_get(std::vector<Bytes> keys) override {
-        return inner.batch_get(std::move(keys));
-    }
-    Task<Status> batch_put(std::vector<KvEntry> entries) override {
-        return inner.batch_put(std::move(entries));
-    }
-    Task<Status> batch_delete(std::vector<Bytes> keys) override {
-        return inner.batch_delete(std::move(keys));
-    }
-    Task<Status> delete_range(Bytes start, Bytes end) override {
-        return inner.delete_range(std::move(start), std::move(end));
-    }
-    Task<Result<std::vector<KvEntry>>> list_prefix(Bytes prefix, ListOpts opts) override {
-        return inner.list_prefix(std::move(prefix), opts);
-    }
-    Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end, ListOpts opts) override {
-        return inner.list_range(std::move(start), std::move(end), opts);
-    }
-    Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) override {
-        ++started;
-        if (fail_next > 0) {
-            --fail_next;
-            co_return Error("kv", "injected_failure", "injected");
-        }
-        ++in_flight;
-        max_in_flight = std::max(max_in_flight, in_flight);
-        while (held)
-            co_await released.notified();
-        Status result = co_await inner.apply_batch(std::move(puts), std::move(deletes));
-        --in_flight;
-        co_return result;
-    }
-    void release() {
-        held = false;
-        released.notify_waiters();
-    }
 
-    InMemoryKv inner;
-    bool held = false;
-    std::size_t fail_next = 0;
-    std::size_t started = 0;
-    std::size_t in_flight = 0;
-    std::size_t max_in_flight = 0;
-    rt::Notify released;
-};
 
 TEST(ActorTaskSave, actions_are_answered_while_the_save_tick_write_is_in_flight) {
     rt::TestRuntime rt;

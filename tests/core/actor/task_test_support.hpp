@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <deque>
@@ -22,6 +23,7 @@
 #include "core/actor/persist.hpp"
 #include "core/actor/task.hpp"
 #include "runtime/channel.hpp"
+#include "runtime/notify.hpp"
 #include "runtime/oneshot.hpp"
 #include "runtime/spawn.hpp"
 #include "runtime/test_runtime.hpp"
@@ -49,6 +51,57 @@ inline ActorContext new_with_kv(rt::TestRuntime& rt, std::string actor_id, std::
     return ActorContext(rt.executor(), rt.clock(), std::move(actor_id), std::move(name), {},
                         "local", Kv(std::move(kv), std::move(id)));
 }
+
+// An in-memory KV whose apply_batch writes can be held (`held`, then `release()`) or made to
+// fail (`fail_next`): a write the engine has not answered yet, on virtual time.
+class GatedKv final : public KvBackend {
+  public:
+    std::string_view label() const noexcept override { return "gated"; }
+    Task<Result<std::vector<std::optional<Bytes>>>> batch_get(std::vector<Bytes> keys) override {
+        return inner.batch_get(std::move(keys));
+    }
+    Task<Status> batch_put(std::vector<KvEntry> entries) override {
+        return inner.batch_put(std::move(entries));
+    }
+    Task<Status> batch_delete(std::vector<Bytes> keys) override {
+        return inner.batch_delete(std::move(keys));
+    }
+    Task<Status> delete_range(Bytes start, Bytes end) override {
+        return inner.delete_range(std::move(start), std::move(end));
+    }
+    Task<Result<std::vector<KvEntry>>> list_prefix(Bytes prefix, ListOpts opts) override {
+        return inner.list_prefix(std::move(prefix), opts);
+    }
+    Task<Result<std::vector<KvEntry>>> list_range(Bytes start, Bytes end, ListOpts opts) override {
+        return inner.list_range(std::move(start), std::move(end), opts);
+    }
+    Task<Status> apply_batch(std::vector<KvEntry> puts, std::vector<Bytes> deletes) override {
+        ++started;
+        if (fail_next > 0) {
+            --fail_next;
+            co_return Error("kv", "injected_failure", "injected");
+        }
+        ++in_flight;
+        max_in_flight = std::max(max_in_flight, in_flight);
+        while (held)
+            co_await released.notified();
+        Status result = co_await inner.apply_batch(std::move(puts), std::move(deletes));
+        --in_flight;
+        co_return result;
+    }
+    void release() {
+        held = false;
+        released.notify_waiters();
+    }
+
+    InMemoryKv inner;
+    bool held = false;
+    std::size_t fail_next = 0;
+    std::size_t started = 0;
+    std::size_t in_flight = 0;
+    std::size_t max_in_flight = 0;
+    rt::Notify released;
+};
 
 inline std::shared_ptr<ActorFactory> make_factory(ActorConfig config, ActorEntry entry) {
     return std::make_shared<ActorFactory>(std::move(config), std::move(entry));
