@@ -416,6 +416,12 @@ try {
     say(`seed ${seed}, ${durationMs / 1000} s, ${hostCount} hosts, ${keyCount} keys, faults ${faultKinds.join(",")}`);
     await startEngine();
     for (let i = 0; i < hostCount; i++) await startHost(i);
+    // Every actor is created once, one at a time, before the workload: engine 2.3.19 can create
+    // two actors for one key when the first getOrCreate calls for it come together (seen at the
+    // start of seed 5: two actor ids started for chaosCounter/k2, each answering generation 1),
+    // and the clients' first calls would then land on different actors. README: open findings.
+    for (const name of ["chaosCounter", "chaosChat", "chaosQueue", "chaosSchedule"])
+        for (let k = 0; k < keyCount; k++) await withTimeout(client[name].getOrCreate([`k${k}`]).read(), 30_000);
     tsLoops = tsWorkload();
     for (let j = 0; j < cppClients; j++) {
         const key = `k${j % keyCount}`;
