@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <rivetkit/migrations.hpp>
 #include <rivetkit/rivetkit.hpp>
 
@@ -440,5 +442,45 @@ TEST(ScheduleOnce, DurableFiresPlannedWhileOthersFireRunOnceAcrossASleep) {
     for (std::int64_t i = 1; i <= 40; ++i)
         want.push_back(i);
     EXPECT_EQ(*fired, want);
+}
+
+// Found by the chaos runner (seed 7: a plan sent to an instance killed before its durable save
+// came back was answered by the next generation, and its fire ran twice): a new event was written
+// at once with the state from before the action, so a crash before the action's own save kept the
+// event and lost the action's change; the retried action scheduled it a second time. The event
+// is now written with the state of the action that scheduled it.
+TEST(ScheduleOnce, AnEventWhoseActionsStateWasLostIsLostWithIt) {
+    TestEngine engine;
+    engine.use("sched", rivetkit::Actor<Fires>()
+                            .action("plan",
+                                    [](rivetkit::ActionContext<Fires>& c, std::int64_t id) {
+                                        if (std::find(c.state().fired.begin(),
+                                                      c.state().fired.end(),
+                                                      -id) != c.state().fired.end())
+                                            return false;
+                                        c.state().fired.push_back(-id);  // planned
+                                        c.schedule_after(std::chrono::milliseconds(500), "fire",
+                                                         id);
+                                        return true;
+                                    })
+                            .action("fire",
+                                    [](rivetkit::ActionContext<Fires>& c, std::int64_t id) {
+                                        c.state().fired.push_back(id);
+                                    })
+                            .action("get", [](rivetkit::ActionContext<Fires>& c) {
+                                return std::as_const(c).state().fired;
+                            }));
+    auto a = engine.get_or_create("sched", {"lost"});
+    ASSERT_TRUE(a.call<std::vector<std::int64_t>>("get").ok());
+    EXPECT_EQ(a.call<bool>("plan", 1).value(), true);
+    a.crash();  // before a save: the plan's state is gone, and its event with it
+    EXPECT_EQ(a.call<bool>("plan", 1).value(), true) << "the retry plans again";
+    engine.advance(2000ms);
+    EXPECT_EQ(a.call<std::vector<std::int64_t>>("get").value(),
+              (std::vector<std::int64_t>{-1, 1}));
+    ASSERT_TRUE(a.sleep().ok());
+    engine.advance(2000ms);
+    EXPECT_EQ(a.call<std::vector<std::int64_t>>("get").value(),
+              (std::vector<std::int64_t>{-1, 1}));
 }
 }  // namespace

@@ -158,7 +158,11 @@ Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes arg
     p_->schedule_dirty_since_push = true;
     p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
-    persist_now_tracked("schedule insert");
+    // Written with the next save, together with the state of the action that scheduled it (a
+    // reply-after-durable action's save, else the save tick within a save interval). Written at
+    // once with the older state, a crash before the action's own save kept the event and lost the
+    // action's change, and the retried action scheduled it again (chaos runner, seed 7).
+    request_save({});
     record_inspector_signal(InspectorSignal::SchedulesUpdated);
     sync_alarm();
     return {};

@@ -179,6 +179,9 @@ TEST(Metrics, context_hooks_record_connections_saves_schedule_and_mutations) {
     ctx.set_input(Bytes{1});
     ctx.set_has_initialized(true);
     EXPECT_TRUE(ctx.after(std::chrono::milliseconds(10), "later", {}).ok());
+    // A new event is written with the next save (with the state of the action that scheduled
+    // it); this context has no task to run one, so it is saved here.
+    EXPECT_TRUE(rt.block_on(ctx.persist_if_dirty()).ok());
     rt.block_on(ctx.wait_for_pending_state_writes());
     const std::string text = render_prometheus_metrics();
     EXPECT_EQ(sample(text, "rivetkit_actor_state_mutation_total" + n + ",reason=\"input_set\"}"), 1);
