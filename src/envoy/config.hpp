@@ -37,6 +37,10 @@ struct EnvoyConfig {
     std::optional<std::string> metadata_json;
     TlsOptions tls;
 
+    // Seeds the envoy's randomness (reconnect jitter, a generated envoy key), so a simulation
+    // replays its seed; unset: seeded from the system.
+    std::optional<std::uint64_t> rng_seed;
+
     std::chrono::milliseconds connect_timeout{10'000};
     // The engine pings every ~3 s; with nothing received for this long the socket is presumed
     // dead (half-open TCP) and is dropped so the reconnect loop can take over.

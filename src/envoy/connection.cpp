@@ -287,6 +287,7 @@ void on_init(EnvoyState& st, const proto::ToEnvoyInit& init) {
     st.metadata = init.metadata;
     bool reconnect = st.connected;
     st.connected = true;
+    ++st.connection_serial;
     if (st.lost_timer_running) {
         st.lost_timer.abort();
         st.lost_timer_running = false;
@@ -329,6 +330,7 @@ void handle_to_envoy(EnvoyState& st, proto::ToEnvoy message) {
     auto& v = message.value;
     if (auto* ping = std::get_if<proto::ToEnvoyPing>(&v)) {
         st.send(proto::ToRivet{proto::ToRivetPong{ping->ts}});
+        prune_finished_histories(st);
         if (st.connected && !st.registered) {
             st.registered = true;
             if (st.callbacks)

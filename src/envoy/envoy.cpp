@@ -57,7 +57,7 @@ EnvoyState::EnvoyState(boost::asio::any_io_executor ex, rt::Clock& c, EnvoyConfi
       config(std::move(cfg)),
       callbacks(std::move(cb)),
       transports(std::move(tf)),
-      rng(random_engine()) {
+      rng(config.rng_seed ? std::mt19937_64(*config.rng_seed) : random_engine()) {
     if (config.envoy_key.empty())
         config.envoy_key = generate_envoy_key(rng(), rng());
 }

@@ -1,6 +1,8 @@
 // Events: envoy-assigned index per (actor, generation) from 0, kept until the engine acks them
 // (ToEnvoyAckEvents) and re-sent in full after every reconnect. A stopped generation's history
-// is dropped once its Stopped event went out on a live connection (as upstream).
+// stays until the engine has surely received its Stopped event: acknowledged, or sent on a
+// connection that stayed up past the engine's ping timeout after it (upstream drops it once sent,
+// and a connection lost right then loses the Stopped event for good).
 
 #include "base/log.hpp"
 #include "envoy/state.hpp"
@@ -20,15 +22,34 @@ void push_event(EnvoyState& st, const ActorKey& key, proto::Event event) {
     history.unacked.push_back(std::move(wrapper));
 }
 
+namespace {
+// The engine closes a connection whose pongs stop for 15 s; one that stayed up this long after a
+// frame went out carried the pongs sent after it, and so the frame.
+constexpr auto kSurelyDelivered = std::chrono::seconds(30);
+}  // namespace
+
 void mark_history_finished(EnvoyState& st, const ActorKey& key) {
     auto it = st.events.find(key);
     if (it == st.events.end())
         return;
+    it->second.finished = true;
     if (st.connected) {
-        st.events.erase(it);
-    } else {
-        it->second.finished = true;
+        it->second.sent_at = st.clock.now();
+        it->second.sent_on = st.connection_serial;
     }
+}
+
+void prune_finished_histories(EnvoyState& st) {
+    const auto now = st.clock.now();
+    std::erase_if(st.events, [&](const auto& entry) {
+        const EventHistory& h = entry.second;
+        if (!h.finished)
+            return false;
+        if (h.unacked.empty())
+            return true;
+        return st.connected && h.sent_at && h.sent_on == st.connection_serial &&
+               now - *h.sent_at >= kSurelyDelivered;
+    });
 }
 
 void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
@@ -40,14 +61,18 @@ void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
         while (!unacked.empty() && unacked.front().checkpoint.index <= cp.index)
             unacked.pop_front();
     }
+    prune_finished_histories(st);
 }
 
 void replay_events(EnvoyState& st) {
     proto::ToRivetEvents batch;
-    for (auto it = st.events.begin(); it != st.events.end();) {
-        for (const auto& e : it->second.unacked)
+    for (auto& [key, history] : st.events) {
+        for (const auto& e : history.unacked)
             batch.value.push_back(e);
-        it = it->second.finished ? st.events.erase(it) : std::next(it);
+        if (history.finished) {
+            history.sent_at = st.clock.now();
+            history.sent_on = st.connection_serial;
+        }
     }
     if (batch.value.empty())
         return;

@@ -64,8 +64,14 @@ struct ActorEntry {
 struct EventHistory {
     std::int64_t next_index = 0;
     std::deque<proto::EventWrapper> unacked;
-    // The actor generation reported Stopped; the history goes once that is known to be sent.
+    // The actor generation reported Stopped. The history stays (replayed after every reconnect)
+    // until the engine acknowledges it or the connection its events last went out on stayed up
+    // past the engine's ping timeout after that (`sent_at`, `sent_on`): the engine acks only every
+    // 250 events, and a Stopped event lost with its connection would leave the actor stopping in
+    // the engine for its stop threshold (30 min).
     bool finished = false;
+    std::optional<rt::Clock::time_point> sent_at;
+    std::uint64_t sent_on = 0;
 };
 
 struct CommandDedup {
@@ -158,6 +164,8 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     // Connection.
     Transport* transport = nullptr;
     bool connected = false;
+    // Counts the engine's Init messages: which connection a frame went out on.
+    std::uint64_t connection_serial = 0;
     bool registered = false;  // the engine's first ping on this connection came (on_registered)
     std::optional<proto::ProtocolMetadata> metadata;
     rt::Clock::time_point last_received{};
@@ -235,6 +243,8 @@ void push_event(EnvoyState& st, const ActorKey& key, proto::Event event);
 void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack);
 void replay_events(EnvoyState& st);
 void mark_history_finished(EnvoyState& st, const ActorKey& key);
+// Drops finished histories the engine has surely received (see EventHistory::finished).
+void prune_finished_histories(EnvoyState& st);
 
 // kv.cpp
 void handle_kv_response(EnvoyState& st, proto::ToEnvoyKvResponse response);

@@ -960,18 +960,24 @@ TEST(EnvoyEvents, UnackedAlarmsIntentsAndOfflineEventsAreReplayedAfterReconnect)
         EXPECT_TRUE(replay3 && indexes_of(*replay3) == (std::vector<std::int64_t>{3, 4}));
         conn3->push(ack_events(1, 4));
 
-        // The engine's sleep stop: Stopped (5) goes out live and the history is dropped with it.
+        // The engine's sleep stop: Stopped (5) goes out live. Its connection drops at once, so
+        // it is sent again after the reconnect (the engine would otherwise keep the actor
+        // stopping for its stop threshold); the engine's ack then drops the history.
         conn3->push(stop_command(kActor, 1, 2, proto::StopActorReason::SleepIntent));
         auto stopped = co_await conn3->next_of<proto::ToRivetEvents>(env.clock(), kWait);
         EXPECT_TRUE(stopped && stopped_in(*stopped) &&
                     indexes_of(*stopped) == std::vector<std::int64_t>{5});
         conn3->drop();
         auto conn4 = co_await reconnect(env);
-        auto nothing = co_await conn4->next_of<proto::ToRivetEvents>(env.clock(), 5000ms);
-        EXPECT_FALSE(nothing) << "a finished generation's history was replayed";
+        auto again = co_await conn4->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(again && stopped_in(*again) &&
+                    indexes_of(*again) == std::vector<std::int64_t>{5})
+            << "a Stopped event lost with its connection was not sent again";
+        conn4->push(ack_events(1, 5));
 
         // Generation 2 is lost while the engine is unreachable: its Stopped(Error) is made
-        // offline, replayed once after the reconnect, then forgotten.
+        // offline and replayed after each reconnect until a connection stayed up past the
+        // engine's ping timeout after sending it (the engine acks only every 250 events).
         co_await start_actor(env, *conn4, 2);
         env.engine->refuse_next(1'000'000);
         conn4->drop();
@@ -991,8 +997,19 @@ TEST(EnvoyEvents, UnackedAlarmsIntentsAndOfflineEventsAreReplayedAfterReconnect)
         }
         conn5->drop();
         auto conn6 = co_await reconnect(env);
-        auto nothing6 = co_await conn6->next_of<proto::ToRivetEvents>(env.clock(), 5000ms);
-        EXPECT_FALSE(nothing6) << "a lost generation's Stopped was replayed twice";
+        auto replay6 = co_await conn6->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(replay6 && indexes_of(*replay6) == (std::vector<std::int64_t>{0, 1}))
+            << "dropped before its connection proved it delivered";
+        // The connection stays up (the engine pings) past 30 s: the history goes.
+        for (int i = 0; i < 11; ++i) {
+            co_await env.clock().sleep_for(3s);
+            conn6->push(proto::ToEnvoy{proto::ToEnvoyPing{i}});
+        }
+        conn6->drop();
+        auto conn7 = co_await reconnect(env);
+        auto nothing7 = co_await conn7->next_of<proto::ToRivetEvents>(env.clock(), 5000ms);
+        EXPECT_FALSE(nothing7) << "a lost generation's Stopped was replayed after it surely "
+                                  "reached the engine";
         co_await finish(env, handle);
     }(e));
 }
