@@ -16,8 +16,10 @@
 // The engine applies KV requests in the order they arrive on a connection, as the real one does;
 // only its answers are delayed, reordered, duplicated or lost with the connection.
 //
-// RIVETKIT_ENVOY_SIM_SEEDS=N runs N seeds (default 1,000: about 12 s), RIVETKIT_ENVOY_SIM_FIRST_SEED the first;
-// a failure prints its seed and what broke.
+// RIVETKIT_ENVOY_SIM_SEEDS=N runs N seeds (default 1,000: about 12 s),
+// RIVETKIT_ENVOY_SIM_FIRST_SEED the first; a failure prints its seed, what broke and a trace, and
+// replays alone (the envoy's randomness is seeded too: EnvoyConfig::rng_seed).
+// RIVETKIT_ENVOY_SIM_LOGS=1 keeps the envoy's log lines.
 
 #include <gtest/gtest.h>
 
@@ -385,8 +387,8 @@ asio::awaitable<void> Sim::run() {
             } else {
                 model.running = false;
                 ++stops_sent_[{id, model.generation}];
-                const auto reason =
-                    chance(0.5) ? proto::StopActorReason::SleepIntent : proto::StopActorReason::Destroy;
+                const auto reason = chance(0.5) ? proto::StopActorReason::SleepIntent
+                                                : proto::StopActorReason::Destroy;
                 command(a, proto::Command{proto::CommandStopActor{reason}});
                 note("stop " + id + "#" + std::to_string(model.generation));
             }
