@@ -1,0 +1,115 @@
+// The memory-budget benchmark's load (run.sh here): the official TypeScript client creates
+// --actors never-sleeping actors on the host at --endpoint (16 at a time), then opens --conns
+// actor connections (one per actor, each subscribed to the actor's event) and has every connected
+// actor broadcast once. It samples the host's and the engine's RSS (/proc/<pid>/status) before,
+// after the actors and after the connections, and writes one JSON document to --out.
+//
+//   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--actors N] [--conns N]
+import fs from "node:fs";
+import { importPackage } from "../../tests/interop/js/deps.mjs";
+
+const args = Object.fromEntries(
+    process.argv
+        .slice(2)
+        .join(" ")
+        .split("--")
+        .filter(Boolean)
+        .map((a) => {
+            const [k, ...v] = a.trim().split(" ");
+            return [k, v.join(" ") || true];
+        }),
+);
+for (const need of ["endpoint", "engine-pid", "host-pid", "out"]) {
+    if (!args[need]) {
+        console.error(`driver: --${need} is required`);
+        process.exit(2);
+    }
+}
+const nActors = Number(args.actors ?? 10000);
+const nConns = Math.min(nActors, Number(args.conns ?? 1000));
+const enginePid = Number(args["engine-pid"]);
+const hostPid = Number(args["host-pid"]);
+console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
+
+function rssKb(pid) {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+}
+function cpuMs(pid) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+const sample = (label) => {
+    const s = { label, host_rss_kb: rssKb(hostPid), engine_rss_kb: rssKb(enginePid), at_s: (performance.now() - t0) / 1000 };
+    console.error(`driver: ${JSON.stringify(s)}`);
+    return s;
+};
+
+const { createClient } = await importPackage("rivetkit", "./client");
+const client = createClient({ endpoint: args.endpoint, namespace: "default", poolName: "default" });
+const run = `${process.pid}`;
+const t0 = performance.now();
+const samples = [sample("baseline")];
+const engineCpu0 = cpuMs(enginePid);
+const hostCpu0 = cpuMs(hostPid);
+
+// The actors, 16 creating at a time; each answers its first touch with 1.
+let next = 0;
+let failures = 0;
+await Promise.all(
+    Array.from({ length: 16 }, async () => {
+        while (next < nActors) {
+            const i = next++;
+            for (let attempt = 1; ; attempt++) {
+                try {
+                    await client.resident.getOrCreate([`m-${run}-${i}`]).touch();
+                    break;
+                } catch (e) {
+                    failures += 1;
+                    if (attempt === 5) throw e;
+                }
+            }
+            if ((i + 1) % 1000 === 0) console.error(`driver: ${i + 1} actors`);
+        }
+    }),
+);
+const createSeconds = (performance.now() - t0) / 1000;
+samples.push(sample(`${nActors} actors`));
+
+// The connections: one per actor, subscribed, each confirmed by an action over it.
+const conns = [];
+let events = 0;
+for (let i = 0; i < nConns; i++) {
+    const c = client.resident.getOrCreate([`m-${run}-${i}`]).connect();
+    c.on("touched", () => {
+        events += 1;
+    });
+    conns.push(c);
+}
+for (let i = 0; i < nConns; i += 50) await Promise.all(conns.slice(i, i + 50).map((c) => c.touch()));
+samples.push(sample(`${nActors} actors, ${nConns} connections`));
+const waitEvents = performance.now() + 30_000;
+while (events < nConns && performance.now() < waitEvents) await new Promise((r) => setTimeout(r, 100));
+samples.push(sample("after one broadcast per connected actor"));
+
+const [base, actors, connected] = samples;
+const result = {
+    actors: nActors,
+    connections: nConns,
+    create_seconds: createSeconds,
+    create_retries: failures,
+    events_delivered: events,
+    engine_cpu_ms_per_actor: (cpuMs(enginePid) - engineCpu0) / nActors,
+    host_cpu_ms_per_actor: (cpuMs(hostPid) - hostCpu0) / nActors,
+    host_rss_kb: samples.at(-1).host_rss_kb,
+    host_rss_kb_baseline: base.host_rss_kb,
+    host_kb_per_actor: (actors.host_rss_kb - base.host_rss_kb) / nActors,
+    host_kb_per_connection: (connected.host_rss_kb - actors.host_rss_kb) / nConns,
+    engine_rss_kb: samples.at(-1).engine_rss_kb,
+    samples,
+};
+fs.writeFileSync(args.out, JSON.stringify(result, null, 1));
+await Promise.all(conns.map((c) => c.dispose()));
+await client.dispose();
+process.exit(0);

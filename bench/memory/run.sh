@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The memory-budget benchmark (bench/README.md): a fresh engine 2.3.19, rivetkit-memory-host (one
+# never-sleeping actor type), and the official TypeScript client creating --actors actors and
+# opening --conns connections (driver.mjs). Prints the host's RSS at each step and per actor and
+# per connection, and the budget it is held to (reported, not asserted).
+#
+#   bash bench/memory/run.sh [--actors N] [--conns N]      # default 10,000 actors, 1,000 conns
+#
+# Env: RIVETKIT_MEMORY_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host),
+#      KEEP_TMP=1 keeps the engine's and host's logs and the raw result.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../../scripts/env.sh"
+source "$here/../../scripts/engine.sh"
+cd "$RIVETKIT_ROOT"
+actors=10000
+conns=1000
+while (($#)); do
+    case $1 in
+        --actors) actors=$2; shift ;;
+        --conns) conns=$2; shift ;;
+        *) echo "usage: run.sh [--actors N] [--conns N]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+host_bin="${RIVETKIT_MEMORY_HOST_BIN:-}"
+if [[ -z $host_bin ]]; then
+    cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
+        -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=ON >/dev/null
+    cmake --build build/release -j "$jobs" --target rivetkit-memory-host >/dev/null
+    host_bin=build/release/bench/memory/rivetkit-memory-host
+fi
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-memory-XXXXXX")"
+host_pid=""
+cleanup() {
+    local status=$?
+    set +e
+    [[ -n $host_pid ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
+    engine_stop
+    if [[ -n ${KEEP_TMP:-} ]]; then echo "memory: logs kept in $tmp" >&2; else rm -rf "$tmp"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+engine_start "$tmp"
+RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=info "$host_bin" >"$tmp/host.log" 2>&1 &
+host_pid=$!
+deadline=$((SECONDS + 60))
+until grep -q "memory host ready" "$tmp/host.log" 2>/dev/null; do
+    kill -0 "$host_pid" 2>/dev/null || { echo "memory: host exited:" >&2; tail -20 "$tmp/host.log" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "memory: host not ready in 60 s" >&2; exit 1; }
+    sleep 0.1
+done
+echo "memory: host ready on $engine_endpoint; $actors actors, $conns connections" >&2
+node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" --host-pid "$host_pid" \
+    --out "$tmp/result.json" --actors "$actors" --conns "$conns" 2> >(tee "$tmp/driver.log" >&2)
+stopped=$(grep -c 'msg="actor stopped"' "$tmp/host.log" || true)
+started=$(grep -c 'msg="actor started"' "$tmp/host.log" || true)
+node -e '
+const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+const [started, stopped] = [Number(process.argv[2]), Number(process.argv[3])];
+const mib = (kb) => (kb / 1024).toFixed(1);
+// The stated budget: 64 MiB for the process, 32 KiB per awake actor, 16 KiB per connection.
+const budgetKb = 64 * 1024 + 32 * r.actors + 16 * r.connections;
+console.log(`| actors started / stopped meanwhile | ${started} / ${stopped} |`);
+console.log(`| host RSS: baseline / ${r.actors} actors / + ${r.connections} connections / after a broadcast each | ${r.samples.map((s) => mib(s.host_rss_kb)).join(" / ")} MiB |`);
+console.log(`| host RSS per awake actor / per connection | ${r.host_kb_per_actor.toFixed(1)} KB / ${r.host_kb_per_connection.toFixed(1)} KB |`);
+console.log(`| budget (64 MiB + 32 KiB per actor + 16 KiB per connection) | ${mib(budgetKb)} MiB: ${r.host_rss_kb <= budgetKb ? "within" : "OVER"} (${(100 * r.host_rss_kb / budgetKb).toFixed(0)} %) |`);
+console.log(`| engine RSS at the end | ${mib(r.engine_rss_kb)} MiB |`);
+console.log(`| create: wall / engine CPU per actor / host CPU per actor | ${r.create_seconds.toFixed(0)} s / ${r.engine_cpu_ms_per_actor.toFixed(1)} ms / ${r.host_cpu_ms_per_actor.toFixed(2)} ms (${r.create_retries} retried) |`);
+console.log(`| events delivered (one broadcast per connected actor) | ${r.events_delivered} of ${r.connections} |`);
+' "$tmp/result.json" "$started" "$stopped"
