@@ -330,7 +330,9 @@ TEST(Schedule, a_fired_event_does_not_fire_again_while_its_removal_is_being_writ
         co_await rt.clock().sleep_for(1s);
         EXPECT_EQ(*fired, (std::vector<std::string>{"first", "second"}));
         EXPECT_FALSE(ctx.next_event());
-        for (const auto& e : stored_actor(kv->inner)->scheduled_events)
+        const std::optional<PersistedActor> stored = stored_actor(kv->inner);
+        CO_ASSERT(stored.has_value());
+        for (const auto& e : stored->scheduled_events)
             ADD_FAILURE() << "still stored: " << e.action;
 
         ack_alarms();
