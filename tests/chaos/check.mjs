@@ -10,9 +10,11 @@
 // Promises checked:
 //   durable-write      an acknowledged add (reply after durable), say or plan, and a queue send,
 //                      is in the actor's final state (not beyond `last`, not inside a gap)
-//   bounded-loss       an acknowledged addFast is kept unless the host that could have held it
-//                      crashed (kill -9, or paused past the engine's ping timeout) within one save
-//                      interval (+ slack) after the acknowledgement
+//   bounded-loss       an acknowledged addFast is kept unless a crash came within one save
+//                      interval (+ slack) after the acknowledgement: a host's kill -9 or pause
+//                      past the engine's ping timeout, or the engine's own kill -9 or pause (the
+//                      actors' storage and placement are the engine's: it takes the actors away,
+//                      and what their hosts had not yet saved goes with them)
 //   single-instance    one generation is answered by one instance (nonce), and no reply comes
 //                      from an older generation after a newer one answered
 //   once-in-order      no first attempt of a say arrives already applied (a duplicate delivery)
@@ -20,7 +22,7 @@
 //   queue-delivery     every acknowledged send was received (redeliveries counted, allowed)
 
 const DURABLE_STREAM = { add: "add", say: "say", queue: "queue", plan: "plan" };
-const CRASH_FAULTS = new Set(["host-kill", "host-pause-long"]);
+const CRASH_FAULTS = new Set(["host-kill", "host-pause-long", "engine-restart", "engine-pause"]);
 
 function streamKey(line) {
     return `${line.actor}/${line.key}/${line.client}/${line.kind}`;
@@ -93,7 +95,7 @@ export function check({ history, finals, faults, saveIntervalMs = 1000, slackMs 
                 }
                 violations.push({
                     promise: "bounded-loss",
-                    what: `acknowledged addFast ${client}#${op.seq} on ${actor}/${key} is gone and no host crashed within a save interval of it`,
+                    what: `acknowledged addFast ${client}#${op.seq} on ${actor}/${key} is gone and nothing crashed within a save interval of it`,
                     op: brief(op),
                     track: track ?? null,
                 });

@@ -94,6 +94,10 @@ function clean() {
     expect(promisesOf(check(c)).length === 2, "a crash a minute later does not excuse the loss");
     c.faults = [{ kind: "host-term", target: "host0", t0: lastAck + 500, t1: lastAck + 900 }];
     expect(promisesOf(check(c)).length === 2, "a graceful stop does not excuse a loss");
+    c.faults = [{ kind: "engine-pause", target: "engine", t0: lastAck + 50, t1: lastAck + 18_000 }];
+    expect(check(c).violations.length === 0, "fast adds lost to an engine paused within the interval");
+    c.faults = [{ kind: "slow-reader", target: "engine", t0: lastAck + 50, t1: lastAck + 900 }];
+    expect(promisesOf(check(c)).length === 2, "a slow reader does not excuse a loss");
 }
 {
     const c = clean();
