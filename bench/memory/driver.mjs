@@ -5,6 +5,9 @@
 // after the actors and after the connections, and writes one JSON document to --out.
 //
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--actors N] [--conns N]
+//                   [--actor resident --action touch --event touched]   (the actor and its calls:
+//                   `--actor counter --action increment --event newCount` for the peer
+//                   benchmark's hosts, the TypeScript one included; the action gets 1 as argument)
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 
@@ -27,6 +30,9 @@ for (const need of ["endpoint", "engine-pid", "host-pid", "out"]) {
 }
 const nActors = Number(args.actors ?? 10000);
 const nConns = Math.min(nActors, Number(args.conns ?? 1000));
+const actorName = args.actor ?? "resident";
+const actionName = args.action ?? "touch";
+const eventName = args.event ?? "touched";
 const enginePid = Number(args["engine-pid"]);
 const hostPid = Number(args["host-pid"]);
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
@@ -64,7 +70,7 @@ await Promise.all(
             const i = next++;
             for (let attempt = 1; ; attempt++) {
                 try {
-                    await client.resident.getOrCreate([`m-${run}-${i}`]).touch();
+                    await client[actorName].getOrCreate([`m-${run}-${i}`]).action({ name: actionName, args: [1] });
                     break;
                 } catch (e) {
                     failures += 1;
@@ -83,17 +89,25 @@ samples.push(sample(`${nActors} actors`));
 const conns = [];
 let events = 0;
 for (let i = 0; i < nConns; i++) {
-    const c = client.resident.getOrCreate([`m-${run}-${i}`]).connect();
-    c.on("touched", () => {
+    const c = client[actorName].getOrCreate([`m-${run}-${i}`]).connect();
+    c.on(eventName, () => {
         events += 1;
     });
     conns.push(c);
 }
-for (let i = 0; i < nConns; i += 50) await Promise.all(conns.slice(i, i + 50).map((c) => c.touch()));
+for (let i = 0; i < nConns; i += 50) await Promise.all(conns.slice(i, i + 50).map((c) => c.action({ name: actionName, args: [1] })));
 samples.push(sample(`${nActors} actors, ${nConns} connections`));
 const waitEvents = performance.now() + 30_000;
 while (events < nConns && performance.now() < waitEvents) await new Promise((r) => setTimeout(r, 100));
 samples.push(sample("after one broadcast per connected actor"));
+
+// What the awake actors cost while nothing happens: 20 s of engine and host CPU.
+const idleEngine0 = cpuMs(enginePid);
+const idleHost0 = cpuMs(hostPid);
+await new Promise((r) => setTimeout(r, 20_000));
+const idleEngineMsPerS = (cpuMs(enginePid) - idleEngine0) / 20;
+const idleHostMsPerS = (cpuMs(hostPid) - idleHost0) / 20;
+samples.push(sample("after 20 s idle"));
 
 const [base, actors, connected] = samples;
 const result = {
@@ -109,6 +123,8 @@ const result = {
     host_kb_per_actor: (actors.host_rss_kb - base.host_rss_kb) / nActors,
     host_kb_per_connection: (connected.host_rss_kb - actors.host_rss_kb) / nConns,
     engine_rss_kb: samples.at(-1).engine_rss_kb,
+    idle_engine_cpu_ms_per_s: idleEngineMsPerS,
+    idle_host_cpu_ms_per_s: idleHostMsPerS,
     samples,
 };
 fs.writeFileSync(args.out, JSON.stringify(result, null, 1));

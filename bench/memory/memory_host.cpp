@@ -2,7 +2,9 @@
 // an actor that never sleeps (so every actor the driver creates stays awake while it measures),
 // keeps a small state and broadcasts to its connections.
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 
 #include "rivetkit/registry.hpp"
@@ -20,13 +22,18 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Resident, touches)
 }  // namespace
 
 int main(int argc, char** argv) {
+    // MEMORY_HOST_SLEEP_TIMEOUT_MS=N: a sleep timeout of N ms instead of never sleeping (to tell
+    // what no_sleep itself costs).
     ActorOptions options;
-    options.no_sleep = true;
+    if (const char* ms = std::getenv("MEMORY_HOST_SLEEP_TIMEOUT_MS"))
+        options.sleep_timeout = std::chrono::milliseconds(std::strtoll(ms, nullptr, 10));
+    else
+        options.no_sleep = true;
     Registry registry;
     registry.use("resident", Actor<Resident>()
                                  .action("touch",
-                                         [](ActionContext<Resident>& c) {
-                                             c.state().touches += 1;
+                                         [](ActionContext<Resident>& c, std::int64_t by) {
+                                             c.state().touches += by;
                                              c.broadcast("touched", c.state().touches);
                                              return c.state().touches;
                                          })

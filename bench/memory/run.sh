@@ -4,7 +4,10 @@
 # opening --conns connections (driver.mjs). Prints the host's RSS at each step and per actor and
 # per connection, and the budget it is held to (reported, not asserted).
 #
-#   bash bench/memory/run.sh [--actors N] [--conns N]      # default 10,000 actors, 1,000 conns
+#   bash bench/memory/run.sh [--actors N] [--conns N] [--ts]   # default 10,000 actors, 1,000 conns
+#
+# --ts runs the same load on upstream's TypeScript host (tests/interop/js/ts_host.mjs, its
+# `counter` actor) instead, for the engine's side of the comparison.
 #
 # Env: RIVETKIT_MEMORY_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host),
 #      KEEP_TMP=1 keeps the engine's and host's logs and the raw result.
@@ -15,17 +18,19 @@ source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
 actors=10000
 conns=1000
+ts=""
 while (($#)); do
     case $1 in
         --actors) actors=$2; shift ;;
         --conns) conns=$2; shift ;;
-        *) echo "usage: run.sh [--actors N] [--conns N]" >&2; exit 2 ;;
+        --ts) ts=1 ;;
+        *) echo "usage: run.sh [--actors N] [--conns N] [--ts]" >&2; exit 2 ;;
     esac
     shift
 done
 
 host_bin="${RIVETKIT_MEMORY_HOST_BIN:-}"
-if [[ -z $host_bin ]]; then
+if [[ -z $host_bin && -z $ts ]]; then
     cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
         -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=ON >/dev/null
     cmake --build build/release -j "$jobs" --target rivetkit-memory-host >/dev/null
@@ -46,17 +51,25 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 engine_start "$tmp"
-RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=info "$host_bin" >"$tmp/host.log" 2>&1 &
+if [[ -n $ts ]]; then
+    RIVET_ENDPOINT="$engine_endpoint" node tests/interop/js/ts_host.mjs >"$tmp/host.log" 2>&1 &
+    ready='^ready$'
+    calls=(--actor counter --action increment --event newCount)
+else
+    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=info "$host_bin" >"$tmp/host.log" 2>&1 &
+    ready="memory host ready"
+    calls=()
+fi
 host_pid=$!
 deadline=$((SECONDS + 60))
-until grep -q "memory host ready" "$tmp/host.log" 2>/dev/null; do
+until grep -q "$ready" "$tmp/host.log" 2>/dev/null; do
     kill -0 "$host_pid" 2>/dev/null || { echo "memory: host exited:" >&2; tail -20 "$tmp/host.log" >&2; exit 1; }
     ((SECONDS < deadline)) || { echo "memory: host not ready in 60 s" >&2; exit 1; }
     sleep 0.1
 done
 echo "memory: host ready on $engine_endpoint; $actors actors, $conns connections" >&2
 node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" --host-pid "$host_pid" \
-    --out "$tmp/result.json" --actors "$actors" --conns "$conns" 2> >(tee "$tmp/driver.log" >&2)
+    --out "$tmp/result.json" --actors "$actors" --conns "$conns" "${calls[@]}" 2> >(tee "$tmp/driver.log" >&2)
 stopped=$(grep -c 'msg="actor stopped"' "$tmp/host.log" || true)
 started=$(grep -c 'msg="actor started"' "$tmp/host.log" || true)
 node -e '
@@ -72,4 +85,5 @@ console.log(`| budget (64 MiB + 32 KiB per actor + 16 KiB per connection) | ${mi
 console.log(`| engine RSS at the end | ${mib(r.engine_rss_kb)} MiB |`);
 console.log(`| create: wall / engine CPU per actor / host CPU per actor | ${r.create_seconds.toFixed(0)} s / ${r.engine_cpu_ms_per_actor.toFixed(1)} ms / ${r.host_cpu_ms_per_actor.toFixed(2)} ms (${r.create_retries} retried) |`);
 console.log(`| events delivered (one broadcast per connected actor) | ${r.events_delivered} of ${r.connections} |`);
+console.log(`| CPU while idle, 20 s: engine / host | ${r.idle_engine_cpu_ms_per_s.toFixed(0)} / ${r.idle_host_cpu_ms_per_s.toFixed(1)} ms per s |`);
 ' "$tmp/result.json" "$started" "$stopped"
