@@ -106,8 +106,11 @@ struct ActorContextInner {
     // outcome yet (in flight); outcome final, so their effect is in the runtime's state
     // (consumed); that state serialized for a save (sealed: they leave the schedule in that
     // save). All stay in `persisted` until then — a write of it without the runtime's state (a
-    // schedule insert's) keeps them — and none is due again.
+    // cancel's) keeps them — and none is due again.
     std::set<std::string, std::less<>> schedule_in_flight;
+    // Events scheduled since the last save: they are written with the state of the action that
+    // scheduled them (a save), never by a write of `persisted` without that state (a cancel's).
+    std::set<std::string, std::less<>> schedule_unsaved;
     std::vector<std::string> schedule_consumed;
     std::vector<std::string> schedule_sealed;
     bool schedule_leaving(std::string_view id) const {

@@ -153,6 +153,7 @@ Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes arg
     }
     PersistedScheduleEvent ev{random_uuid_v4(), timestamp_ms, std::move(action),
                               schedule_args_from(std::move(args))};
+    p_->schedule_unsaved.insert(ev.event_id);
     auto& events = p_->persisted.scheduled_events;
     events.insert(std::upper_bound(events.begin(), events.end(), ev, event_before), std::move(ev));
     p_->schedule_dirty_since_push = true;
@@ -179,6 +180,8 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
         p_->schedule_in_flight.erase(in_flight);
     std::erase(p_->schedule_consumed, event_id);
     std::erase(p_->schedule_sealed, event_id);
+    if (auto unsaved = p_->schedule_unsaved.find(event_id); unsaved != p_->schedule_unsaved.end())
+        p_->schedule_unsaved.erase(unsaved);
     log::debug("scheduled actor event cancelled",
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;

@@ -103,6 +103,7 @@ void ActorContext::load_persisted_actor(PersistedActor persisted) const {
     p_->schedule_in_flight.clear();
     p_->schedule_consumed.clear();
     p_->schedule_sealed.clear();
+    p_->schedule_unsaved.clear();
     p_->dirty = false;
     p_->save_requested = false;
     p_->save_requested_immediate = false;
@@ -125,6 +126,7 @@ void ActorContext::set_input(std::optional<Bytes> input) const {
 
 void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> events) const {
     p_->persisted.scheduled_events = std::move(events);
+    p_->schedule_unsaved.clear();  // the whole schedule, written now
     p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     p_->schedule_dirty_since_push = true;
@@ -142,7 +144,19 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
     if (!s.dirty)
         co_return Status{};
     const std::uint64_t revision = s.state_revision;
-    Bytes encoded = encode_persisted_actor(s.persisted);
+    // Without the runtime's state: events scheduled since the last save stay out (they go with
+    // the state of the action that scheduled them), and the actor stays dirty for that save.
+    Bytes encoded;
+    if (s.schedule_unsaved.empty()) {
+        encoded = encode_persisted_actor(s.persisted);
+    } else {
+        PersistedActor without = s.persisted;
+        std::erase_if(without.scheduled_events, [&](const PersistedScheduleEvent& e) {
+            return s.schedule_unsaved.contains(e.event_id);
+        });
+        encoded = encode_persisted_actor(without);
+    }
+    const bool complete = s.schedule_unsaved.empty();
     ++s.in_flight_writes;
     Bytes key = keys::to_bytes(keys::kPersistData);
     Status put = co_await s.kv.put(std::move(key), std::move(encoded));
@@ -152,7 +166,7 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
         co_return put;
     metrics_of(self).state_saved();
     self.record_inspector_signal(InspectorSignal::StateUpdated);
-    if (s.state_revision == revision)
+    if (s.state_revision == revision && complete)
         s.dirty = false;
     s.last_save_at = s.clock->now();
     co_return Status{};
@@ -381,8 +395,8 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
         co_return std::move(prepared_result).error();
     PreparedSave prepared = std::move(prepared_result).value();
     // The persisted actor goes out with a new state, and also when something else in it (the
-    // schedule, the input) changed and its own write failed: a save is the retry, so a sleep
-    // right after a failed schedule write does not leave the schedule unwritten.
+    // schedule, the input) changed and was not written with a state yet (a new event) or its own
+    // write failed (a cancel): a save is the write, so a sleep right after leaves nothing out.
     // Fired scheduled events sealed with the state this save carries leave the schedule in this
     // write, together with what their actions changed. They stay sealed (so no alarm dispatches
     // them again) until the write is back.
@@ -400,6 +414,10 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     };
     std::vector<KvEntry> puts;
     const std::uint64_t state_revision = s.state_revision;
+    // Events scheduled so far go out with this save's state; later ones wait for the next.
+    std::vector<std::string> inserted;
+    if (write_persisted)
+        inserted.assign(s.schedule_unsaved.begin(), s.schedule_unsaved.end());
     if (write_persisted) {
         PersistedActor next = s.persisted;
         if (prepared.actor_state)
@@ -421,6 +439,10 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
         metrics_of(self).state_saved();
         s.persisted.state = std::move(*prepared.actor_state);
         self.record_inspector_signal(InspectorSignal::StateUpdated);
+    }
+    for (const auto& id : inserted) {
+        if (auto it = s.schedule_unsaved.find(id); it != s.schedule_unsaved.end())
+            s.schedule_unsaved.erase(it);
     }
     if (write_persisted && s.state_revision == state_revision)
         s.dirty = false;

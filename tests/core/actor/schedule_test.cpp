@@ -151,6 +151,8 @@ TEST(Schedule, cancelling_an_event_removes_it_and_resyncs_the_alarm) {
     EXPECT_EQ(g.ack_alarms().back(), std::optional<std::int64_t>(now + 100));
     const auto events = g.ctx.persisted_actor().scheduled_events;
     ASSERT_EQ(events.size(), 3u);
+    // New events are written by a save (with the state of what scheduled them).
+    ASSERT_TRUE(rt.block_on(g.ctx.save_state({})).ok());
 
     EXPECT_TRUE(g.ctx.cancel_scheduled_event(events[0].event_id));
     EXPECT_FALSE(g.ctx.cancel_scheduled_event(events[0].event_id));
@@ -257,6 +259,34 @@ TEST(Schedule, last_pushed_alarm_dedups_pushes_across_sleep_and_wake) {
 
 namespace rivetkit::core::test {
 namespace {
+
+// Found in review: a cancel writes the schedule at once, without the runtime's state; it wrote an
+// event scheduled since the last save with it (a reschedule: new event, old one cancelled), so a
+// crash before the action's save kept the new event and lost the action's change. Events
+// scheduled since the last save now go only with a save.
+TEST(Schedule, a_cancel_does_not_write_an_event_scheduled_since_the_last_save) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<InMemoryKv>();
+    ActorContext ctx = new_with_kv(rt, "actor-sched-cancel", "schedule", kv);
+    const std::int64_t now = rt.clock().wall_now_ms();
+    ASSERT_TRUE(ctx.at(now + 60'000, "old", {}).ok());
+    ASSERT_TRUE(rt.block_on(ctx.save_state({})).ok());
+    const std::string old_id = ctx.persisted_actor().scheduled_events.at(0).event_id;
+
+    ASSERT_TRUE(ctx.at(now + 90'000, "new", {}).ok());
+    ASSERT_TRUE(ctx.cancel_scheduled_event(old_id));
+    rt.block_on(ctx.wait_for_pending_state_writes());
+    std::optional<PersistedActor> stored = stored_actor(*kv);
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_TRUE(stored->scheduled_events.empty())
+        << "the cancel's write carried the new event without its action's state";
+
+    ASSERT_TRUE(rt.block_on(ctx.save_state({})).ok());
+    stored = stored_actor(*kv);
+    ASSERT_TRUE(stored.has_value());
+    ASSERT_EQ(stored->scheduled_events.size(), 1u);
+    EXPECT_EQ(stored->scheduled_events[0].action, "new");
+}
 
 // A runtime as the typed API's: reports each action's outcome (on_result) and seals the consumed
 // events into the state it hands over for a save.
