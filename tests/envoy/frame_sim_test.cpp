@@ -87,9 +87,10 @@ class Sim {
     void violation(std::string what) {
         violations_.push_back(std::move(what));
     }
-    void note(std::string what) {
-        if (trace_.size() < 400)
-            trace_.push_back(std::move(what));
+    void note(std::string what) {  // the last 400 lines
+        if (trace_.size() == 400)
+            trace_.erase(trace_.begin());
+        trace_.push_back(std::move(what));
     }
 
     // MARK: engine side
@@ -442,6 +443,8 @@ asio::awaitable<void> Sim::run() {
         auto draining = drain(100ms);
         co_await std::move(draining);
     }
+    if (workers_running_ > 0)
+        violation("a KV call never ended (" + std::to_string(workers_running_) + " workers)");
     // The envoy may be in a long backoff (up to 30 s and jitter while it holds no actor).
     for (int i = 0; i < 3 && !conn_; ++i) {
         auto connecting = connect_if_needed(60s);
