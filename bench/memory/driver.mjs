@@ -10,24 +10,9 @@
 //                   benchmark's hosts, the TypeScript one included; the action gets 1 as argument)
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
+import { cpuMs, driverArgs, rssKb } from "../driver_common.mjs";
 
-const args = Object.fromEntries(
-    process.argv
-        .slice(2)
-        .join(" ")
-        .split("--")
-        .filter(Boolean)
-        .map((a) => {
-            const [k, ...v] = a.trim().split(" ");
-            return [k, v.join(" ") || true];
-        }),
-);
-for (const need of ["endpoint", "engine-pid", "host-pid", "out"]) {
-    if (!args[need]) {
-        console.error(`driver: --${need} is required`);
-        process.exit(2);
-    }
-}
+const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const nActors = Number(args.actors ?? 10000);
 const nConns = Math.min(nActors, Number(args.conns ?? 1000));
 const actorName = args.actor ?? "resident";
@@ -37,15 +22,6 @@ const enginePid = Number(args["engine-pid"]);
 const hostPid = Number(args["host-pid"]);
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
 
-function rssKb(pid) {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
-}
-function cpuMs(pid) {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 const sample = (label) => {
     const s = { label, host_rss_kb: rssKb(hostPid), engine_rss_kb: rssKb(enginePid), at_s: (performance.now() - t0) / 1000 };
     console.error(`driver: ${JSON.stringify(s)}`);

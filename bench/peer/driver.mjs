@@ -10,41 +10,16 @@
 // awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
+import { cpuMs, driverArgs, rssKb } from "../driver_common.mjs";
 
-const args = Object.fromEntries(
-    process.argv
-        .slice(2)
-        .join(" ")
-        .split("--")
-        .filter(Boolean)
-        .map((a) => {
-            const [k, ...v] = a.trim().split(" ");
-            return [k, v.join(" ") || true];
-        }),
-);
-for (const need of ["endpoint", "engine-pid", "host-pid", "out"]) {
-    if (!args[need]) {
-        console.error(`driver: --${need} is required`);
-        process.exit(2);
-    }
-}
+const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const quick = Boolean(args.quick);
 const enginePid = Number(args["engine-pid"]);
 const hostPid = Number(args["host-pid"]);
-const TICK_MS = 10; // USER_HZ = 100 on Linux
 
 // rivetkit logs to stdout; keep stdout for nothing but our own lines.
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
 
-function cpuMs(pid) {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
-}
-function rssKb(pid) {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
-}
 function percentile(sorted, p) {
     if (sorted.length === 0) return null;
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

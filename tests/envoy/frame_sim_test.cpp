@@ -456,22 +456,21 @@ asio::awaitable<void> Sim::run() {
     co_await std::move(settling);
 
     // MARK: checks
-    for (const auto& [key, n] : starts_sent_) {
-        std::size_t handled = 0;
-        for (const auto& s : cb_->starts)
-            handled += s.actor_id == key.first && s.generation == key.second;
-        if (handled != 1)
-            violation("start of " + key.first + "#" + std::to_string(key.second) + " handled " +
-                      std::to_string(handled) + " times");
-    }
-    for (const auto& [key, n] : stops_sent_) {
-        std::size_t handled = 0;
-        for (const auto& s : cb_->stops)
-            handled += s.actor_id == key.first && s.generation == key.second;
-        if (handled != 1)
-            violation("stop of " + key.first + "#" + std::to_string(key.second) + " handled " +
-                      std::to_string(handled) + " times");
-    }
+    // Each command sent is handled once per (actor, generation).
+    auto handled_once = [this](const char* what, const std::map<Key, int>& sent,
+                               const auto& handled_list) {
+        for (const auto& [key, n] : sent) {
+            std::size_t handled = 0;
+            for (const auto& h : handled_list)
+                handled += h.actor_id == key.first && h.generation == key.second;
+            if (handled != 1)
+                violation(std::string(what) + " of " + key.first + "#" +
+                          std::to_string(key.second) + " handled " + std::to_string(handled) +
+                          " times");
+        }
+    };
+    handled_once("start", starts_sent_, cb_->starts);
+    handled_once("stop", stops_sent_, cb_->stops);
     for (const auto& [key, n] : starts_sent_) {
         const auto& seen = events_[key];
         std::int64_t expect = 0;
