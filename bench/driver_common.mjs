@@ -1,5 +1,6 @@
 // What the benchmark drivers (bench/peer, bench/memory) share: their `--key value` arguments and
 // a process's CPU time and RSS from /proc.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 
 // The arguments as { key: value | true }; exits with a usage error when one of `required` is missing.
@@ -36,4 +37,39 @@ export function cpuMs(pid) {
 export function rssKb(pid) {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) : 0;
+}
+
+// The bytes a process made the kernel write to storage (/proc/<pid>/io); 0 when unreadable.
+export function diskWriteBytes(pid) {
+    const io = { write_bytes: 0 };
+    try {
+        for (const line of fs.readFileSync(`/proc/${pid}/io`, "utf8").split("\n")) {
+            const [k, v] = line.split(": ");
+            if (k in io) io[k] = Number(v);
+        }
+    } catch {}
+    return io.write_bytes;
+}
+
+// What a process's established TCP connections carried (the kernel's counters, `ss -ti`): bytes
+// and data segments each way, summed. A host talks to nothing but the engine.
+export function tcpStats(pid) {
+    const t = { bytes_sent: 0, bytes_received: 0, data_segs_out: 0, data_segs_in: 0 };
+    let out = "";
+    try {
+        out = execFileSync("ss", ["-tinpH", "state", "established"], { encoding: "utf8" });
+    } catch {
+        return t;
+    }
+    // Each connection: its line (with users:((…,pid=N,…))), then an indented line of counters.
+    let mine = false;
+    for (const line of out.split("\n")) {
+        if (/^\S/.test(line)) mine = line.includes(`pid=${pid},`);
+        else if (mine)
+            for (const k of Object.keys(t)) {
+                const m = new RegExp(`\\b${k}:(\\d+)`).exec(line);
+                if (m) t[k] += Number(m[1]);
+            }
+    }
+    return t;
 }

@@ -10,7 +10,7 @@
 // awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, driverArgs, rssKb } from "../driver_common.mjs";
+import { cpuMs, diskWriteBytes, driverArgs, rssKb, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const quick = Boolean(args.quick);
@@ -29,11 +29,15 @@ function percentile(sorted, p) {
 async function measure(name, body) {
     const e0 = cpuMs(enginePid);
     const h0 = cpuMs(hostPid);
+    const tcp0 = tcpStats(hostPid);
+    const disk0 = diskWriteBytes(enginePid);
     const t0 = performance.now();
     const { ops, latencies = [], extra = {} } = await body();
     const seconds = (performance.now() - t0) / 1000;
     const engineMs = cpuMs(enginePid) - e0;
     const hostMs = cpuMs(hostPid) - h0;
+    const tcp = tcpStats(hostPid);
+    const disk = diskWriteBytes(enginePid);
     latencies.sort((a, b) => a - b);
     const result = {
         name,
@@ -46,6 +50,13 @@ async function measure(name, body) {
         engine_cpu_ms_per_op: engineMs / ops,
         host_cpu_ms_per_op: hostMs / ops,
         host_rss_kb: rssKb(hostPid),
+        // What the host and the engine asked of each other (the host's TCP connections: bytes and
+        // data segments each way), and the bytes the engine wrote to its storage meanwhile.
+        host_sent_kb_per_op: (tcp.bytes_sent - tcp0.bytes_sent) / 1024 / ops,
+        host_segs_out_per_op: (tcp.data_segs_out - tcp0.data_segs_out) / ops,
+        host_received_kb_per_op: (tcp.bytes_received - tcp0.bytes_received) / 1024 / ops,
+        host_segs_in_per_op: (tcp.data_segs_in - tcp0.data_segs_in) / ops,
+        engine_disk_kb_per_op: (disk - disk0) / 1024 / ops,
         ...extra,
     };
     console.error(`driver: ${name}: ${JSON.stringify(result)}`);

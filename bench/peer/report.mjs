@@ -42,6 +42,17 @@ for (const t of ts.results) {
         ratio(c.engine_cpu_ms_per_op, t.engine_cpu_ms_per_op)]);
     rows.push(["", "host CPU ms/op", fmt(t.host_cpu_ms_per_op, 3), fmt(c.host_cpu_ms_per_op, 3),
         ratio(c.host_cpu_ms_per_op, t.host_cpu_ms_per_op)]);
+    if (t.host_sent_kb_per_op !== undefined && c.host_sent_kb_per_op !== undefined) {
+        const pair = (kb, segs) => (r) => `${fmt(r[kb], 2)} (${fmt(r[segs], 2)})`;
+        const pairRatio = (kb, segs) => `${ratio(c[kb], t[kb])} (${ratio(c[segs], t[segs])})`;
+        const sent = pair("host_sent_kb_per_op", "host_segs_out_per_op");
+        const received = pair("host_received_kb_per_op", "host_segs_in_per_op");
+        rows.push(["", "host → engine KB/op (segments/op)", sent(t), sent(c), pairRatio("host_sent_kb_per_op", "host_segs_out_per_op")]);
+        rows.push(["", "engine → host KB/op (segments/op)", received(t), received(c),
+            pairRatio("host_received_kb_per_op", "host_segs_in_per_op")]);
+        rows.push(["", "engine storage writes KB/op", fmt(t.engine_disk_kb_per_op, 2), fmt(c.engine_disk_kb_per_op, 2),
+            ratio(c.engine_disk_kb_per_op, t.engine_disk_kb_per_op)]);
+    }
     if (t.host_rss_kb_per_actor !== undefined)
         rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
             ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);

@@ -679,16 +679,20 @@ Result<std::unique_ptr<Connection>> Connection::reopen(std::string name,
     }
     sqlite3_extended_result_codes(db, 1);
     // page_size and auto_vacuum only take effect on a new database (the VFS requires both); the
-    // rest are the connection's own and set at every open.
+    // rest are the connection's own and set at every open. The connection is the database's only
+    // one, so it keeps its lock (as upstream pins it): SQLite then bumps page one's change counter
+    // once per open instead of at every commit, and a one-row update commits one page, not two.
     const bool existing = state->loaded && state->committed_size_pages > 0;
     const char* pragmas = existing ? "PRAGMA journal_mode = MEMORY;"
                                      "PRAGMA synchronous = NORMAL;"
                                      "PRAGMA temp_store = MEMORY;"
+                                     "PRAGMA locking_mode = EXCLUSIVE;"
                                    : "PRAGMA page_size = 4096;"
                                      "PRAGMA journal_mode = MEMORY;"
                                      "PRAGMA synchronous = NORMAL;"
                                      "PRAGMA temp_store = MEMORY;"
-                                     "PRAGMA auto_vacuum = NONE;";
+                                     "PRAGMA auto_vacuum = NONE;"
+                                     "PRAGMA locking_mode = EXCLUSIVE;";
     char* err = nullptr;
     rc = sqlite3_exec(db, pragmas, nullptr, nullptr, &err);
     if (rc != SQLITE_OK) {

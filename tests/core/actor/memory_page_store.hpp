@@ -55,7 +55,9 @@ class MemoryPageStore final : public sqlite::PageStore {
             --fail_commits;
             return Error("depot", "head_fence_mismatch", "injected commit failure");
         }
+        last_commit_pgnos.clear();
         for (auto& page : dirty) {
+            last_commit_pgnos.push_back(page.pgno);
             EXPECT_EQ(page.bytes.size(), sqlite::kSqlitePageSize);
             pages[page.pgno] = std::move(page.bytes);
         }
@@ -67,6 +69,7 @@ class MemoryPageStore final : public sqlite::PageStore {
     std::map<std::uint32_t, Bytes> pages;
     std::uint32_t size_pages = 0;
     int commits = 0;
+    std::vector<std::uint32_t> last_commit_pgnos;  // the pages of the last commit, as sent
     int reads = 0;
     int fail_commits = 0;
     bool fail_reads = false;

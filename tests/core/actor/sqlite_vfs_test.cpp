@@ -173,6 +173,33 @@ TEST(SqliteVfs, OneTransactionIsOneCommit) {
     EXPECT_EQ(count_rows(s, "t"), 3);
 }
 
+// Measured with the peer benchmark: every commit also wrote page one (SQLite bumps the file's
+// change counter at each commit unless the connection holds its lock), so an actor's state save
+// cost the engine two pages where rivetkit 2.3.19 writes one. One connection per database and no
+// other reader: the connection keeps its lock (locking_mode EXCLUSIVE, as upstream pins it).
+TEST(SqliteVfs, AnUpdateCommitsOnlyThePagesItChanged) {
+    auto store = std::make_shared<MemoryPageStore>();
+    auto conn = open("vfs-only-changed-pages", store);
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v INTEGER)").ok());
+    ASSERT_TRUE(s.exec("INSERT INTO t VALUES (1, 0)").ok());
+    for (int i = 1; i <= 3; ++i) {
+        const int before = store->commits;
+        ASSERT_TRUE(s.exec("UPDATE t SET v = v + 1 WHERE k = 1").ok());
+        EXPECT_EQ(store->commits, before + 1);
+        EXPECT_EQ(store->last_commit_pgnos, std::vector<std::uint32_t>{2}) << "update " << i;
+    }
+    // Growing the file still states the new size on page one (the depot checks it).
+    ASSERT_TRUE(s.exec("CREATE TABLE u (v BLOB); INSERT INTO u VALUES (zeroblob(20000))").ok());
+    conn.reset();
+    auto again = open("vfs-only-changed-pages", store);
+    ASSERT_TRUE(again);
+    Session s2(*again);
+    EXPECT_EQ(count_rows(s2, "u"), 1);
+    expect_integrity(s2);
+}
+
 // Found by upstream's actor-db-stress (kitchen sink, then sleep): SQLite syncs a shrinking
 // transaction (VACUUM) before it truncates the file, so the commit carried the old file size
 // while page one stated the new one, and the engine refused to open the database on the next
