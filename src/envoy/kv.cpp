@@ -52,9 +52,8 @@ asio::awaitable<Result<proto::KvResponseData>> kv_request(std::shared_ptr<EnvoyS
     }
     st->kv_pending.emplace(id, PendingKv{actor_id, std::move(tx), std::move(frame)});
 
-    auto waiting = rx.recv();
     std::optional<std::optional<Result<proto::KvResponseData>>> reply =
-        co_await rt::timeout(st->clock, st->config.kv_request_timeout, std::move(waiting));
+        co_await rt::recv_timeout(st->clock, st->config.kv_request_timeout, rx);
     if (!reply) {
         st->kv_pending.erase(id);
         log::warn("kv request timed out",

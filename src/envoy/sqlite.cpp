@@ -68,9 +68,8 @@ asio::awaitable<Result<SqliteResponse>> sqlite_request(std::shared_ptr<EnvoyStat
     }
     st->sqlite_pending.emplace(id, PendingSqlite{actor_id, std::move(tx), std::move(frame)});
 
-    auto waiting = rx.recv();
     std::optional<std::optional<Result<SqliteResponse>>> reply =
-        co_await rt::timeout(st->clock, st->config.sqlite_request_timeout, std::move(waiting));
+        co_await rt::recv_timeout(st->clock, st->config.sqlite_request_timeout, rx);
     if (!reply) {
         st->sqlite_pending.erase(id);
         log::warn("sqlite request timed out",

@@ -53,3 +53,54 @@ TEST(Timeout, VoidOperation) {
     EXPECT_TRUE(rt.block_on(rt::timeout(clock, 2s, clock.sleep_for(1s))));
     EXPECT_FALSE(rt.block_on(rt::timeout(clock, 1s, clock.sleep_for(2s))));
 }
+
+TEST(RecvTimeout, AnswerInTime) {
+    rt::TestRuntime rt;
+    auto& clock = rt.clock();
+    auto [tx, rx] = rt::oneshot<int>();
+    auto start = clock.now();
+    auto answer = rt::spawn(rt.executor(), [](rt::Clock& c, rt::OneshotSender<int> s)
+                                               -> asio::awaitable<void> {
+        co_await c.sleep_for(5ms);
+        s.send(7);
+    }(clock, std::move(tx)));
+    auto got = rt.block_on(rt::recv_timeout(clock, 10ms, rx));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, std::optional<int>(7));
+    EXPECT_EQ(clock.now() - start, 5ms);
+    EXPECT_EQ(clock.pending_timers(), 0u) << "the deadline's timer is gone";
+}
+
+TEST(RecvTimeout, ExpiresAndTheLateAnswerStaysReceivable) {
+    rt::TestRuntime rt;
+    auto& clock = rt.clock();
+    auto [tx, rx] = rt::oneshot<int>();
+    auto start = clock.now();
+    EXPECT_EQ(rt.block_on(rt::recv_timeout(clock, 10ms, rx)), std::nullopt);
+    EXPECT_EQ(clock.now() - start, 10ms);
+    EXPECT_EQ(clock.pending_timers(), 0u);
+    tx.send(3);
+    auto got = rt.block_on(rt::recv_timeout(clock, 10ms, rx));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, std::optional<int>(3));
+}
+
+TEST(RecvTimeout, ADroppedSenderIsAnEmptyAnswerNotATimeout) {
+    rt::TestRuntime rt;
+    auto& clock = rt.clock();
+    auto [tx, rx] = rt::oneshot<int>();
+    { auto gone = std::move(tx); }
+    auto got = rt.block_on(rt::recv_timeout(clock, 10ms, rx));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, std::nullopt);
+}
+
+TEST(RecvTimeout, AnAnswerAlreadyThereWinsOverAZeroDeadline) {
+    rt::TestRuntime rt;
+    auto& clock = rt.clock();
+    auto [tx, rx] = rt::oneshot<int>();
+    tx.send(1);
+    auto got = rt.block_on(rt::recv_timeout(clock, 0ms, rx));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, std::optional<int>(1));
+}

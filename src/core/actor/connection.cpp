@@ -366,7 +366,7 @@ boost::asio::awaitable<Status> connection_round_trip(ActorContext ctx, Event ev,
     Status sent = ctx.try_send_actor_event(ActorEvent(std::move(ev)), operation);
     if (!sent.ok())
         co_return sent;
-    auto answered = co_await rt::timeout(ctx.clock(), limit, rx.recv());
+    auto answered = co_await rt::recv_timeout(ctx.clock(), limit, rx);
     if (!answered)
         co_return callback_timed_out(operation, limit);
     if (!*answered)

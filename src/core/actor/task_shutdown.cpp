@@ -215,8 +215,7 @@ boost::asio::awaitable<Status> ActorTask::save_final_state(ShutdownKind reason) 
     } else {
         const auto cap = std::max<std::chrono::milliseconds>(
             kSerializeStateShutdownSanityCap, ctx.config().effective_sleep_grace_period());
-        auto recv = rx.recv();
-        auto answer = co_await rt::timeout(ctx.clock(), cap, std::move(recv));
+        auto answer = co_await rt::recv_timeout(ctx.clock(), cap, rx);
         if (!answer) {
             log::error(
                 "serializeState timed out; saving with empty deltas, prior persisted state "

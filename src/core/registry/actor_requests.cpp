@@ -41,7 +41,7 @@ boost::asio::awaitable<Result<Bytes>> run_transient_action(
     if (instance->dispatch.send(
             dispatch::Action{std::move(name), std::move(args), conn, std::move(tx)})) {
         auto timed =
-            co_await rt::timeout(clock, instance->factory->config().action_timeout, rx.recv());
+            co_await rt::recv_timeout(clock, instance->factory->config().action_timeout, rx);
         if (!timed)
             output = errors::actor_action_timed_out();
         else if (!*timed)
