@@ -66,19 +66,32 @@ class FramePacer {
 };
 
 // The one writer per connection: drains everything queued in one go, so frames produced in the
-// same turn of the io loop leave back to back (and, with TCP_NODELAY, without Nagle stalls).
+// same turn of the io loop leave together, in one socket write (and, with TCP_NODELAY, without
+// Nagle stalls).
 asio::awaitable<void> write_loop(std::shared_ptr<EnvoyState> st, Transport* transport) {
     std::deque<Bytes> batch;
     FramePacer pacer(st->config.write_burst_frames, st->config.write_frames_per_second,
                      st->clock.now());
+    auto failed = [&](const Status& status) {
+        log::warn("envoy write failed", {{"error", status.error().to_string()}});
+        transport->abort();
+    };
     auto write = [&](Bytes& frame) -> asio::awaitable<bool> {
         Status written = co_await transport->write(frame);
         if (!written.ok()) {
-            log::warn("envoy write failed", {{"error", written.error().to_string()}});
-            transport->abort();
+            failed(written);
             co_return false;
         }
         st->recycle(std::move(frame));
+        co_return true;
+    };
+    // Frames written in one go may sit in the transport's buffer: out with them before any wait.
+    auto flush = [&]() -> asio::awaitable<bool> {
+        Status flushed = co_await transport->flush();
+        if (!flushed.ok()) {
+            failed(flushed);
+            co_return false;
+        }
         co_return true;
     };
     for (;;) {
@@ -94,8 +107,11 @@ asio::awaitable<void> write_loop(std::shared_ptr<EnvoyState> st, Transport* tran
             continue;
         }
         if (!st->tunnel_outbox.empty()) {
-            if (auto wait = pacer.take(st->clock.now()); wait.count() > 0)
+            if (auto wait = pacer.take(st->clock.now()); wait.count() > 0) {
+                if (!co_await flush())
+                    co_return;
                 co_await st->clock.sleep_for(wait);
+            }
             if (st->tunnel_outbox.empty())
                 continue;
             TunnelFrame frame = std::move(st->tunnel_outbox.front());
@@ -109,6 +125,8 @@ asio::awaitable<void> write_loop(std::shared_ptr<EnvoyState> st, Transport* tran
                 co_return;
             continue;
         }
+        if (!co_await flush())
+            co_return;
         if (st->close_request) {
             auto [code, reason] = *st->close_request;
             co_await transport->close(code, std::move(reason));

@@ -37,8 +37,12 @@ class Transport {
     virtual boost::asio::awaitable<Status> connect(ConnectTarget target) = 0;
     // One whole message. Only one read is outstanding at a time.
     virtual boost::asio::awaitable<TransportRead> read() = 0;
-    // One binary message. Only one write is outstanding at a time; may run beside a read.
+    // One binary message. Only one write is outstanding at a time; may run beside a read. The
+    // message may wait in a buffer (to leave with the next ones in one socket write) until
+    // flush(): call it before waiting for anything else.
     virtual boost::asio::awaitable<Status> write(BytesView frame) = 0;
+    // Sends what write() buffered. Not beside a write.
+    virtual boost::asio::awaitable<Status> flush() = 0;
     virtual boost::asio::awaitable<void> close(std::uint16_t code, std::string reason) = 0;
     // Drops the connection at once; outstanding operations fail.
     virtual void abort() noexcept = 0;

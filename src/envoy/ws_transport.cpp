@@ -1,6 +1,7 @@
 // The engine connection over Boost.Beast: WebSocket over plain TCP or over TLS (OpenSSL),
 // TCP_NODELAY on (without it small frames wait ~40 ms on Nagle + delayed ACK), no message size
-// limit (tunnel payloads go up to the engine's 20 MiB).
+// limit (tunnel payloads go up to the engine's 20 MiB), and frames written together leave in one
+// socket write (CorkedStream below).
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -15,9 +16,11 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 
+#include "envoy/corked_stream.hpp"
 #include "envoy/transport.hpp"
 #include "runtime/tcp_quickack.hpp"
 
@@ -76,7 +79,8 @@ TlsContext make_tls_context(const TlsOptions& options) {
 
 template <bool Tls>
 class WebSocketTransport final : public Transport {
-    using Next = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+    using Inner = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+    using Next = CorkedStream<Inner>;
 
   public:
     explicit WebSocketTransport(asio::any_io_executor executor)
@@ -125,6 +129,9 @@ class WebSocketTransport final : public Transport {
         if (herr)
             co_return connect_error("handshake: " + herr.message());
         ws_.binary(true);
+        // One frame per message: the engine reassembles nothing (Beast's default cuts messages
+        // into 4 KiB frames).
+        ws_.auto_fragment(false);
         co_return Status{};
     }
 
@@ -153,8 +160,20 @@ class WebSocketTransport final : public Transport {
     }
 
     asio::awaitable<Status> write(BytesView frame) override {
+        ws_.next_layer().cork(true);
         auto [err, n] =
             co_await ws_.async_write(asio::buffer(frame.data(), frame.size()), use_tuple);
+        ws_.next_layer().cork(false);
+        (void)n;
+        if (err)
+            co_return Error("envoy", "write_failed", err.message());
+        co_return Status{};
+    }
+
+    asio::awaitable<Status> flush() override {
+        if (!ws_.next_layer().buffered())
+            co_return Status{};
+        auto [err, n] = co_await ws_.next_layer().async_flush(use_tuple);
         (void)n;
         if (err)
             co_return Error("envoy", "write_failed", err.message());
@@ -185,7 +204,7 @@ class WebSocketTransport final : public Transport {
     asio::awaitable<Status> tls_handshake(const std::string& host)
         requires Tls
     {
-        auto& stream = ws_.next_layer();
+        auto& stream = ws_.next_layer().next_layer();
         SSL* ssl_handle = stream.native_handle();
         const bool ip = is_ip_literal(host);
         // RFC 6066: SNI carries DNS names only.
@@ -234,6 +253,7 @@ class FailingTransport final : public Transport {
     asio::awaitable<Status> write(BytesView) override {
         co_return Error("envoy", "write_failed", why_);
     }
+    asio::awaitable<Status> flush() override { co_return Status{}; }
     asio::awaitable<void> close(std::uint16_t, std::string) override { co_return; }
     void abort() noexcept override {}
 
@@ -279,6 +299,7 @@ class DispatchingTransport final : public Transport {
     asio::awaitable<Status> write(BytesView frame) override {
         co_return co_await inner_->write(frame);
     }
+    asio::awaitable<Status> flush() override { co_return co_await inner_->flush(); }
     asio::awaitable<void> close(std::uint16_t code, std::string reason) override {
         if (inner_)
             co_await inner_->close(code, std::move(reason));

@@ -30,10 +30,21 @@ class FakeTransport final : public Transport {
         }
         co_return std::move(*r);
     }
+    // Like the WebSocket transport, a write may wait in a buffer until flush(): here every one
+    // does, so an envoy that forgets to flush before it waits leaves its frames unsent and the
+    // test that expects them fails.
     asio::awaitable<Status> write(BytesView frame) override {
         if (conn_->aborted)
             co_return Error("envoy", "write_failed", "aborted");
-        conn_->sent.first.send(Bytes(frame.begin(), frame.end()));
+        unflushed_.emplace_back(frame.begin(), frame.end());
+        co_return Status{};
+    }
+    asio::awaitable<Status> flush() override {
+        if (conn_->aborted)
+            co_return Error("envoy", "write_failed", "aborted");
+        for (auto& frame : unflushed_)
+            conn_->sent.first.send(std::move(frame));
+        unflushed_.clear();
         co_return Status{};
     }
     asio::awaitable<void> close(std::uint16_t code, std::string reason) override {
@@ -49,6 +60,7 @@ class FakeTransport final : public Transport {
 
   private:
     std::shared_ptr<FakeConnection> conn_;
+    std::vector<Bytes> unflushed_;
     bool refuse_;
     rt::Sender<std::shared_ptr<FakeConnection>> accepted_;
 };

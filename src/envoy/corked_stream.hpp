@@ -1,0 +1,182 @@
+#pragma once
+// CorkedStream<Next>: a stream layer that lets several writes leave in one socket write (the
+// WebSocket transport puts it under Beast's stream; tests/envoy/corked_stream_test.cpp).
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/role.hpp>
+#include <boost/beast/websocket/teardown.hpp>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace rivetkit::envoy {
+
+// The layer under the WebSocket stream that lets the writer put several frames in one socket
+// write. Beast writes each message with its own write_some calls, one syscall (and one TCP
+// segment, with TCP_NODELAY) per frame; under load the engine then reads and wakes once per
+// frame. While corked, writes are copied into a buffer and complete at once; the buffer goes out
+// when a write arrives uncorked (Beast's own pongs and close frames, which are never corked), when
+// it passes kCorkLimit, or on flush() — which the envoy's writer calls before it waits for
+// anything, so nothing stays buffered while the writer is idle.
+//
+// At most two writers contend: the one Beast operation writing at a time (Beast serializes its
+// own) and flush(). One socket write is in flight at a time; the other waits behind it (deferred)
+// and its bytes go in the next write. The buffers live in a block the socket write holds, so an
+// abort that destroys the stream mid-write leaves nothing dangling.
+template <class Next>
+class CorkedStream {
+  public:
+    using executor_type = typename Next::executor_type;
+    using next_layer_type = Next;
+    static constexpr std::size_t kCorkLimit = 64 * 1024;
+
+    template <class... Args>
+    explicit CorkedStream(Args&&... args)
+        : next_(std::forward<Args>(args)...),
+          shared_(std::make_shared<Shared>(next_.get_executor())) {
+        shared_->stream = this;
+    }
+    ~CorkedStream() { shared_->stream = nullptr; }
+    CorkedStream(const CorkedStream&) = delete;
+    CorkedStream& operator=(const CorkedStream&) = delete;
+
+    executor_type get_executor() noexcept { return next_.get_executor(); }
+    Next& next_layer() noexcept { return next_; }
+    const Next& next_layer() const noexcept { return next_; }
+
+    void cork(bool on) noexcept { corked_ = on; }
+    bool buffered() const noexcept { return !shared_->pending.empty(); }
+
+    template <class MutableBuffers, class Token>
+    auto async_read_some(const MutableBuffers& buffers, Token&& token) {
+        return next_.async_read_some(buffers, std::forward<Token>(token));
+    }
+
+    template <class ConstBuffers, class Token>
+    auto async_write_some(const ConstBuffers& buffers, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+            [this](auto handler, const ConstBuffers& data) {
+                std::vector<char>& pending = shared_->pending;
+                const std::size_t n = boost::asio::buffer_size(data);
+                const std::size_t at = pending.size();
+                pending.resize(at + n);
+                boost::asio::buffer_copy(boost::asio::buffer(pending.data() + at, n), data);
+                submit(Waiter{std::move(handler), n}, corked_ && pending.size() < kCorkLimit);
+            },
+            token, buffers);
+    }
+
+    // Sends whatever is buffered; completes once it is written (at once when nothing is).
+    template <class Token>
+    auto async_flush(Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+            [this](auto handler) { submit(Waiter{std::move(handler), 0}, false); }, token);
+    }
+
+  private:
+    using Handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
+    struct Waiter {
+        Handler handler;
+        std::size_t n = 0;
+    };
+    struct Shared {
+        explicit Shared(executor_type ex) : executor(std::move(ex)) {}
+        CorkedStream* stream = nullptr;  // null once the stream is destroyed
+        executor_type executor;
+        std::vector<char> pending;  // bytes not yet handed to the socket
+        std::vector<char> writing;  // the bytes of the socket write in flight
+        bool in_flight = false;
+        boost::system::error_code failed;  // the first write error: later writes fail with it
+        std::optional<Waiter> owner;       // completes when the write in flight does
+        std::optional<Waiter> deferred;    // waits for the write in flight, then writes
+    };
+
+    // Posted, never inline (the handler may start the next write).
+    static void complete(Shared& sh, Waiter w, boost::system::error_code ec) {
+        boost::asio::post(sh.executor, boost::asio::append(std::move(w.handler), ec, w.n));
+    }
+    void complete(Waiter w, boost::system::error_code ec) { complete(*shared_, std::move(w), ec); }
+
+    void submit(Waiter w, bool buffer_only) {
+        Shared& sh = *shared_;
+        if (sh.failed) {
+            sh.pending.clear();
+            return complete(std::move(w), sh.failed);
+        }
+        if (buffer_only)
+            return complete(std::move(w), {});
+        if (sh.in_flight) {
+            sh.deferred.emplace(std::move(w));
+            return;
+        }
+        if (sh.pending.empty())
+            return complete(std::move(w), {});
+        start(std::move(w));
+    }
+
+    void start(Waiter w) {
+        Shared& sh = *shared_;
+        sh.writing.swap(sh.pending);
+        sh.pending.clear();
+        sh.in_flight = true;
+        sh.owner.emplace(std::move(w));
+        boost::asio::async_write(
+            next_, boost::asio::buffer(sh.writing),
+            [keep = shared_](boost::system::error_code ec, std::size_t) {
+                Shared& s = *keep;
+                s.in_flight = false;
+                if (!ec && s.stream == nullptr)
+                    ec = boost::asio::error::operation_aborted;
+                if (ec && !s.failed)
+                    s.failed = ec;
+                // A frame past the cork limit (a large tunnel payload) must not pin its buffer.
+                s.writing.clear();
+                if (s.writing.capacity() > 4 * kCorkLimit)
+                    std::vector<char>().swap(s.writing);
+                std::optional<Waiter> owner = std::exchange(s.owner, std::nullopt);
+                std::optional<Waiter> next = std::exchange(s.deferred, std::nullopt);
+                if (s.failed) {  // the stream may be gone (an abort destroyed it)
+                    if (owner)
+                        complete(s, std::move(*owner), s.failed);
+                    if (next)
+                        complete(s, std::move(*next), s.failed);
+                    return;
+                }
+                if (owner)
+                    complete(s, std::move(*owner), {});
+                if (next) {
+                    if (s.pending.empty())
+                        complete(s, std::move(*next), {});
+                    else
+                        s.stream->start(std::move(*next));
+                }
+            });
+    }
+
+    Next next_;
+    std::shared_ptr<Shared> shared_;
+    bool corked_ = false;
+};
+
+template <class Next>
+void teardown(boost::beast::role_type role, CorkedStream<Next>& stream,
+              boost::system::error_code& ec) {
+    using boost::beast::websocket::teardown;
+    teardown(role, stream.next_layer(), ec);
+}
+
+template <class Next, class Handler>
+void async_teardown(boost::beast::role_type role, CorkedStream<Next>& stream, Handler&& handler) {
+    using boost::beast::websocket::async_teardown;
+    async_teardown(role, stream.next_layer(), std::forward<Handler>(handler));
+}
+
+}  // namespace rivetkit::envoy
