@@ -27,10 +27,10 @@ namespace rivetkit::envoy {
 // it passes kCorkLimit, or on flush() — which the envoy's writer calls before it waits for
 // anything, so nothing stays buffered while the writer is idle.
 //
-// At most two writers contend: the one Beast operation writing at a time (Beast serializes its
-// own) and flush(). One socket write is in flight at a time; the other waits behind it (deferred)
-// and its bytes go in the next write. The buffers live in a block the socket write holds, so an
-// abort that destroys the stream mid-write leaves nothing dangling.
+// Writers that contend (the one Beast operation writing at a time — Beast serializes its own —
+// and flush()) take turns: one socket write is in flight at a time; a writer that comes while it
+// is waits behind it and its bytes go in the next write. The buffers live in a block the socket
+// write holds, so an abort that destroys the stream mid-write leaves nothing dangling.
 template <class Next>
 class CorkedStream {
   public:
@@ -95,8 +95,8 @@ class CorkedStream {
         std::vector<char> writing;  // the bytes of the socket write in flight
         bool in_flight = false;
         boost::system::error_code failed;  // the first write error: later writes fail with it
-        std::optional<Waiter> owner;       // completes when the write in flight does
-        std::optional<Waiter> deferred;    // waits for the write in flight, then writes
+        std::vector<Waiter> owners;   // complete when the write in flight does
+        std::vector<Waiter> waiting;  // behind the write in flight; their bytes go in the next
     };
 
     // Posted, never inline (the handler may start the next write).
@@ -114,20 +114,22 @@ class CorkedStream {
         if (buffer_only)
             return complete(std::move(w), {});
         if (sh.in_flight) {
-            sh.deferred.emplace(std::move(w));
+            sh.waiting.push_back(std::move(w));
             return;
         }
         if (sh.pending.empty())
             return complete(std::move(w), {});
-        start(std::move(w));
+        sh.waiting.push_back(std::move(w));
+        start();
     }
 
-    void start(Waiter w) {
+    // Writes what is pending; the waiters complete when it is written.
+    void start() {
         Shared& sh = *shared_;
         sh.writing.swap(sh.pending);
         sh.pending.clear();
         sh.in_flight = true;
-        sh.owner.emplace(std::move(w));
+        sh.owners.swap(sh.waiting);
         boost::asio::async_write(
             next_, boost::asio::buffer(sh.writing),
             [keep = shared_](boost::system::error_code ec, std::size_t) {
@@ -141,23 +143,18 @@ class CorkedStream {
                 s.writing.clear();
                 if (s.writing.capacity() > 4 * kCorkLimit)
                     std::vector<char>().swap(s.writing);
-                std::optional<Waiter> owner = std::exchange(s.owner, std::nullopt);
-                std::optional<Waiter> next = std::exchange(s.deferred, std::nullopt);
-                if (s.failed) {  // the stream may be gone (an abort destroyed it)
-                    if (owner)
-                        complete(s, std::move(*owner), s.failed);
-                    if (next)
-                        complete(s, std::move(*next), s.failed);
+                for (auto& w : s.owners)
+                    complete(s, std::move(w), s.failed);
+                s.owners.clear();
+                if (s.waiting.empty())
+                    return;
+                if (s.failed || s.pending.empty()) {  // the stream may be gone: no new write
+                    for (auto& w : s.waiting)
+                        complete(s, std::move(w), s.failed);
+                    s.waiting.clear();
                     return;
                 }
-                if (owner)
-                    complete(s, std::move(*owner), {});
-                if (next) {
-                    if (s.pending.empty())
-                        complete(s, std::move(*next), {});
-                    else
-                        s.stream->start(std::move(*next));
-                }
+                s.stream->start();
             });
     }
 

@@ -181,6 +181,28 @@ TEST(CorkedStream, AWriterBehindAWriteInFlightWaitsForItThenGoesInTheNextWrite) 
     EXPECT_FALSE(f.ec);
 }
 
+TEST(CorkedStream, EveryWriterBehindAWriteInFlightGoesInTheNextWrite) {
+    asio::io_context io;
+    Wire wire;
+    wire.immediate = false;
+    CorkedStream<RecordingStream> stream(io, wire);
+    Outcome first, second, third, f;
+    write(stream, "1", first);
+    poll(io);
+    write(stream, "2", second);
+    write(stream, "3", third);
+    flush(stream, f);
+    poll(io);
+    ASSERT_EQ(wire.writes.size(), 1u);
+    complete_next(io, wire);
+    EXPECT_TRUE(first.done);
+    EXPECT_FALSE(second.done || third.done || f.done);
+    ASSERT_EQ(wire.writes.size(), 2u);
+    EXPECT_EQ(wire.writes[1], "23");
+    complete_next(io, wire);
+    EXPECT_TRUE(second.done && third.done && f.done);
+}
+
 TEST(CorkedStream, AFailedSocketWriteFailsTheWaiterAndEveryLaterWrite) {
     asio::io_context io;
     Wire wire;

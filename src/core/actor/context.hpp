@@ -340,6 +340,14 @@ class ActorContext {
     bool save_requested() const noexcept { return p_->save_requested; }
     bool save_requested_immediate() const noexcept { return p_->save_requested_immediate; }
     std::uint64_t save_request_revision() const noexcept { return p_->save_request_revision; }
+    // For a save about to serialize: the revision it covers. The max-wait bounds of the requests
+    // up to it are that save's to meet, so requests after it start a bound of their own (kept
+    // from the first request instead, a steady stream of requests would find it passed and
+    // save back to back).
+    std::uint64_t cover_save_requests() const noexcept {
+        p_->save_max_wait_deadline.reset();
+        return p_->save_request_revision;
+    }
     Instant save_deadline(bool immediate) const;
     PersistedActor persisted_actor() const { return p_->persisted; }
     void load_persisted_actor(PersistedActor persisted) const;

@@ -452,7 +452,7 @@ boost::asio::awaitable<bool> ActorTask::begin_state_save() {
         co_return false;
     if (ctx.background_save_in_flight())
         co_return false;  // its end asks for the next save
-    const std::uint64_t revision = ctx.save_request_revision();
+    const std::uint64_t revision = ctx.cover_save_requests();
     auto [reply, rx] = Reply<std::vector<StateDelta>>::make();
     Status sent = ctx.try_send_actor_event(
         event::SerializeState{SerializeStateReason::Save, std::move(reply)}, "save_tick");

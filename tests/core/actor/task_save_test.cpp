@@ -334,6 +334,97 @@ TEST(ActorTaskSave, actions_are_answered_while_the_save_tick_write_is_in_flight)
     }());
 }
 
+// Not an upstream twin. Found with the peer benchmark's traffic counters: 16 actors each
+// answering ~100 WebSocket actions a second on a hibernatable connection made ~14 saves a second
+// each, not one. Every handled message asks for a save within 5 s (the ack bound); that bound was
+// kept from the first request until a save covered the newest one, which under steady traffic
+// never happens, so after 5 s every request found it passed and saved at once. A save now covers
+// the bounds of the requests it carries.
+TEST(ActorTaskSave, steady_save_requests_with_a_max_wait_still_save_once_per_interval) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    kv->clock = &rt.clock();
+    kv->write_time = 50ms;  // requests keep arriving while each save is written
+    auto ctx = new_with_kv(rt, "actor-max-wait", "task-max-wait", kv);
+    auto ticks = std::make_shared<std::size_t>(0);
+    ActorConfig config;
+    config.state_save_interval = 1s;
+    auto factory = make_factory(config, [ticks](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason != SerializeStateReason::Save)
+                    continue;
+                ++*ticks;
+                s->reply.send(std::vector<StateDelta>{
+                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)})});
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-max-wait", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::size_t at_start = *ticks;
+        // 10 s of a request every 10 ms, each wanting its save within 5 s.
+        for (int i = 0; i < 1000; ++i) {
+            ctx.request_save(RequestSaveOpts{false, 5000});
+            co_await rt.clock().advance(10ms);
+        }
+        const std::size_t saves = *ticks - at_start;
+        EXPECT_GE(saves, 9u);
+        EXPECT_LE(saves, 11u) << "saves did not keep to the save interval";
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+    }());
+}
+
+// A request's bound still holds when it is shorter than the save interval.
+TEST(ActorTaskSave, a_max_wait_shorter_than_the_interval_brings_the_save_forward) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-max-wait-2", "task-max-wait-2",
+                           std::make_shared<InMemoryKv>());
+    auto ticks = std::make_shared<std::size_t>(0);
+    ActorConfig config;
+    config.state_save_interval = 10s;
+    auto factory = make_factory(config, [ticks](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                if (s->reason != SerializeStateReason::Save)
+                    continue;
+                ++*ticks;
+                s->reply.send(std::vector<StateDelta>{
+                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)})});
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-max-wait-2", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::size_t at_start = *ticks;
+        // Two rounds: a request with a 500 ms bound is saved within it, also after a save.
+        for (int round = 1; round <= 2; ++round) {
+            ctx.request_save(RequestSaveOpts{false, 500});
+            co_await rt.clock().advance(400ms);
+            EXPECT_EQ(*ticks - at_start, static_cast<std::size_t>(round - 1));
+            co_await rt.clock().advance(150ms);
+            EXPECT_EQ(*ticks - at_start, static_cast<std::size_t>(round)) << "round " << round;
+        }
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+    }());
+}
+
 // Not an upstream twin: the runtime hands a changed state over once (the typed API clears its
 // dirty flag when it serializes), so a save whose KV write fails must keep that state and write
 // it with the next save, which is asked for at once.

@@ -85,6 +85,8 @@ class GatedKv final : public KvBackend {
         max_in_flight = std::max(max_in_flight, in_flight);
         while (held)
             co_await released.notified();
+        if (clock != nullptr && write_time.count() > 0)
+            co_await clock->sleep_for(write_time);  // the engine's round trip
         Status result = co_await inner.apply_batch(std::move(puts), std::move(deletes));
         --in_flight;
         co_return result;
@@ -95,6 +97,8 @@ class GatedKv final : public KvBackend {
     }
 
     InMemoryKv inner;
+    rt::Clock* clock = nullptr;  // with write_time: each write takes that long
+    rt::Clock::duration write_time{};
     bool held = false;
     std::size_t fail_next = 0;
     std::size_t started = 0;
