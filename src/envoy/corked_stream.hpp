@@ -170,10 +170,15 @@ void teardown(boost::beast::role_type role, CorkedStream<Next>& stream,
     teardown(role, stream.next_layer(), ec);
 }
 
+// Beast writes its close reply and then tears down: what is buffered (that reply, written while
+// the envoy's writer had the stream corked) goes out first.
 template <class Next, class Handler>
 void async_teardown(boost::beast::role_type role, CorkedStream<Next>& stream, Handler&& handler) {
-    using boost::beast::websocket::async_teardown;
-    async_teardown(role, stream.next_layer(), std::forward<Handler>(handler));
+    stream.async_flush([&stream, role, h = std::forward<Handler>(handler)](
+                           boost::system::error_code, std::size_t) mutable {
+        using boost::beast::websocket::async_teardown;
+        async_teardown(role, stream.next_layer(), std::move(h));
+    });
 }
 
 }  // namespace rivetkit::envoy

@@ -77,6 +77,9 @@ TlsContext make_tls_context(const TlsOptions& options) {
     return out;
 }
 
+// Messages up to this size leave as one WebSocket frame; larger ones in Beast's 4 KiB frames.
+constexpr std::size_t kSingleFrameMax = 1024 * 1024;
+
 template <bool Tls>
 class WebSocketTransport final : public Transport {
     using Inner = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
@@ -129,9 +132,6 @@ class WebSocketTransport final : public Transport {
         if (herr)
             co_return connect_error("handshake: " + herr.message());
         ws_.binary(true);
-        // One frame per message: the engine reassembles nothing (Beast's default cuts messages
-        // into 4 KiB frames).
-        ws_.auto_fragment(false);
         co_return Status{};
     }
 
@@ -160,6 +160,10 @@ class WebSocketTransport final : public Transport {
     }
 
     asio::awaitable<Status> write(BytesView frame) override {
+        // One frame per message, so the engine reassembles nothing (Beast's default cuts every
+        // message into 4 KiB frames) — up to kSingleFrameMax: the engine's WebSocket refuses
+        // frames over 16 MiB (tungstenite's default), and tunnel payloads go up to 20 MiB.
+        ws_.auto_fragment(frame.size() > kSingleFrameMax);
         ws_.next_layer().cork(true);
         auto [err, n] =
             co_await ws_.async_write(asio::buffer(frame.data(), frame.size()), use_tuple);

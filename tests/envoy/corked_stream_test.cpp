@@ -56,6 +56,8 @@ class RecordingStream {
             token);
     }
 
+    void record_teardown() { wire_->writes.push_back("<teardown>"); }
+
   private:
     asio::io_context* io_;
     Wire* wire_;
@@ -65,6 +67,14 @@ class RecordingStream {
 void poll(asio::io_context& io) {
     io.restart();
     io.poll();
+}
+
+// The stream's teardown (what Beast calls after its close reply): recorded as a write.
+template <class Handler>
+void async_teardown(boost::beast::role_type, RecordingStream& stream, Handler&& handler) {
+    stream.record_teardown();
+    asio::post(stream.get_executor(), asio::append(std::forward<Handler>(handler),
+                                                    boost::system::error_code{}));
 }
 
 void complete_next(asio::io_context& io, Wire& wire, boost::system::error_code ec = {}) {
@@ -201,6 +211,26 @@ TEST(CorkedStream, EveryWriterBehindAWriteInFlightGoesInTheNextWrite) {
     EXPECT_EQ(wire.writes[1], "23");
     complete_next(io, wire);
     EXPECT_TRUE(second.done && third.done && f.done);
+}
+
+// Found in review: Beast may write its close reply while the envoy's writer has the stream
+// corked (the reply waits for the writer's message, and the writer corks again for its next
+// one before the reply runs); teardown then closed the socket with the reply still buffered.
+TEST(CorkedStream, TeardownSendsWhatIsBufferedFirst) {
+    asio::io_context io;
+    Wire wire;
+    CorkedStream<RecordingStream> stream(io, wire);
+    stream.cork(true);
+    Outcome reply;
+    write(stream, "close-reply", reply);
+    poll(io);
+    ASSERT_TRUE(wire.writes.empty());
+    bool torn_down = false;
+    async_teardown(boost::beast::role_type::client, stream,
+                   [&](boost::system::error_code) { torn_down = true; });
+    poll(io);
+    EXPECT_TRUE(torn_down);
+    EXPECT_EQ(wire.writes, (std::vector<std::string>{"close-reply", "<teardown>"}));
 }
 
 TEST(CorkedStream, AFailedSocketWriteFailsTheWaiterAndEveryLaterWrite) {
