@@ -39,20 +39,22 @@ export function rssKb(pid) {
     return m ? Number(m[1]) : 0;
 }
 
-// The bytes a process made the kernel write to storage (/proc/<pid>/io); 0 when unreadable.
+// The bytes a process made the kernel write to storage (/proc/<pid>/io), less what it truncated or
+// deleted before the write reached the disk; 0 when unreadable.
 export function diskWriteBytes(pid) {
-    const io = { write_bytes: 0 };
+    const io = { write_bytes: 0, cancelled_write_bytes: 0 };
     try {
         for (const line of fs.readFileSync(`/proc/${pid}/io`, "utf8").split("\n")) {
             const [k, v] = line.split(": ");
             if (k in io) io[k] = Number(v);
         }
     } catch {}
-    return io.write_bytes;
+    return io.write_bytes - io.cancelled_write_bytes;
 }
 
 // What a process's established TCP connections carried (the kernel's counters, `ss -ti`): bytes
-// and data segments each way, summed. A host talks to nothing but the engine.
+// and data segments each way, summed. A host talks to nothing but the engine. Only connections
+// open at both readings count correctly: one that closes or reconnects in between drops out.
 export function tcpStats(pid) {
     const t = { bytes_sent: 0, bytes_received: 0, data_segs_out: 0, data_segs_in: 0 };
     let out = "";
