@@ -1,7 +1,7 @@
 // The engine connection over Boost.Beast: WebSocket over plain TCP or over TLS (OpenSSL),
 // TCP_NODELAY on (without it small frames wait ~40 ms on Nagle + delayed ACK), no message size
 // limit (tunnel payloads go up to the engine's 20 MiB), and frames written together leave in one
-// socket write (CorkedStream below).
+// socket write (envoy/corked_stream.hpp).
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>

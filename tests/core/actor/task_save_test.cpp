@@ -6,9 +6,10 @@ namespace rivetkit::core::test {
 namespace {
 
 // Answers Save with ActorState([n]) for the n-th tick.
-std::shared_ptr<ActorFactory> save_tick_factory(std::shared_ptr<std::size_t> ticks) {
+std::shared_ptr<ActorFactory> save_tick_factory(std::shared_ptr<std::size_t> ticks,
+                                                std::chrono::milliseconds interval = 50ms) {
     ActorConfig config;
-    config.state_save_interval = 50ms;
+    config.state_save_interval = interval;
     return make_factory(config, [ticks](ActorStart start) -> Task<Status> {
         ActorEvents events = std::move(start.events);
         while (auto ev = co_await events.recv()) {
@@ -347,21 +348,7 @@ TEST(ActorTaskSave, steady_save_requests_with_a_max_wait_still_save_once_per_int
     kv->write_time = 50ms;  // requests keep arriving while each save is written
     auto ctx = new_with_kv(rt, "actor-max-wait", "task-max-wait", kv);
     auto ticks = std::make_shared<std::size_t>(0);
-    ActorConfig config;
-    config.state_save_interval = 1s;
-    auto factory = make_factory(config, [ticks](ActorStart start) -> Task<Status> {
-        ActorEvents events = std::move(start.events);
-        while (auto ev = co_await events.recv()) {
-            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
-                if (s->reason != SerializeStateReason::Save)
-                    continue;
-                ++*ticks;
-                s->reply.send(std::vector<StateDelta>{
-                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)})});
-            }
-        }
-        co_return Status{};
-    });
+    auto factory = save_tick_factory(ticks, 1s);
     auto wired = new_wired_task("actor-max-wait", ctx, factory);
     rt.block_on([&]() -> Task<void> {
         auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
@@ -389,21 +376,7 @@ TEST(ActorTaskSave, a_max_wait_shorter_than_the_interval_brings_the_save_forward
     auto ctx = new_with_kv(rt, "actor-max-wait-2", "task-max-wait-2",
                            std::make_shared<InMemoryKv>());
     auto ticks = std::make_shared<std::size_t>(0);
-    ActorConfig config;
-    config.state_save_interval = 10s;
-    auto factory = make_factory(config, [ticks](ActorStart start) -> Task<Status> {
-        ActorEvents events = std::move(start.events);
-        while (auto ev = co_await events.recv()) {
-            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
-                if (s->reason != SerializeStateReason::Save)
-                    continue;
-                ++*ticks;
-                s->reply.send(std::vector<StateDelta>{
-                    StateDelta::actor_state(Bytes{static_cast<std::uint8_t>(*ticks)})});
-            }
-        }
-        co_return Status{};
-    });
+    auto factory = save_tick_factory(ticks, 10s);
     auto wired = new_wired_task("actor-max-wait-2", ctx, factory);
     rt.block_on([&]() -> Task<void> {
         auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
