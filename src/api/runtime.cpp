@@ -373,12 +373,11 @@ class Loop {
                                   : nullptr]() {
                 return preflight(def, instance, conn, params, request);
             };
-        start(ctx(), run_hook(def_, inst_, std::move(make), std::move(e.reply)));
+        hook_or_answer(std::move(make), std::move(e.reply));
     }
 
     void serve(event::ConnectionOpen& e) {
-        start(ctx(),
-              run_hook(def_, inst_, conn_call(def_->on_connect, e.conn), std::move(e.reply)));
+        hook_or_answer(conn_call(def_->on_connect, e.conn), std::move(e.reply));
     }
 
     // on_disconnect holds a disconnect-callback region while it runs: the actor does not go to
@@ -389,8 +388,8 @@ class Loop {
             auto region = std::make_shared<core::WorkRegion>(
                 ctx().region(core::RegionKind::DisconnectCallback));
             call = [call = std::move(call), region]() { return call(); };
+            start(ctx(), run_hook(def_, inst_, std::move(call), std::nullopt));
         }
-        start(ctx(), run_hook(def_, inst_, std::move(call), std::nullopt));
     }
 
     void serve(event::RunGracefulCleanup& e) {
@@ -446,6 +445,16 @@ class Loop {
     // upstream's) learns that and reports isWorkflowEnabled false to the inspector.
     void serve(event::WorkflowHistoryRequested&) {}
     void serve(event::WorkflowReplayRequested&) {}
+
+    // Without a hook there is nothing to run and no state a hook could have touched: answered
+    // here, not by a task spawned for it (an HTTP action opens a connection, so this is per call).
+    void hook_or_answer(MakeHook make, core::Reply<void> reply) {
+        if (!make) {
+            reply.send(Status{});
+            return;
+        }
+        start(ctx(), run_hook(def_, inst_, std::move(make), std::move(reply)));
+    }
 
     MakeHook conn_call(const ConnHook& hook, const core::ConnHandle& conn) const {
         if (!hook)
@@ -551,6 +560,8 @@ std::shared_ptr<core::ActorFactory> make_factory(std::shared_ptr<const Definitio
         names.push_back(name);
     core::ActorConfig config = to_actor_config(definition->options, names);
     config.has_state = !definition->stateless;
+    config.connection_events = definition->on_before_connect || definition->create_conn_state ||
+                               definition->on_connect || definition->on_disconnect;
     core::ActorEntry entry = [definition](core::ActorStart start_info) {
         return run_generation(definition, std::move(start_info));
     };

@@ -1,9 +1,12 @@
 #include "runtime/suspension.hpp"
 
+#include "runtime/ring_buffer.hpp"
+
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,10 +16,20 @@ namespace asio = boost::asio;
 
 namespace rivetkit::rt::detail {
 
-// Owns nothing; remembers pending Suspensions so shutdown can abandon them.
+// Per execution context: remembers pending Suspensions so shutdown can abandon them, and runs the
+// resumptions of woken ones.
+//
+// Resumptions go through one run queue instead of one asio::post each. asio polls its reactor
+// (an epoll_wait syscall) once per pass over its handler queue, and a request crosses several
+// coroutines in a row (tunnel reader, actor loop, action, reply writer), each hop a wake. Posted
+// one by one, every hop was a pass and a syscall. Here the queue is drained by a single posted
+// handler that also runs the wakes made while it drains, in FIFO order, up to kDrainBatch
+// resumptions; then it posts itself again, so sockets and timers are still polled between
+// batches and a pair of coroutines waking each other forever cannot starve them.
 class PendingWaits final : public asio::execution_context::service {
 public:
     static asio::execution_context::id id;
+    static constexpr std::size_t kDrainBatch = 64;
 
     explicit PendingWaits(asio::execution_context& context)
         : asio::execution_context::service(context) {}
@@ -48,17 +61,62 @@ public:
         s.prev_ = s.next_ = nullptr;
     }
 
+    // Queues the resumption; it runs from a posted handler, never inside this call.
+    void schedule(Suspension::Handler handler, boost::system::error_code ec,
+                  const asio::any_io_executor& executor) {
+        if (shut_down_) return;  // the handler dies here, as asio's own ops do after shutdown
+        ready_.push_back(Ready{std::move(handler), ec});
+        if (draining_ || drain_posted_) return;
+        drain_posted_ = true;
+        asio::post(executor, [this, executor] { drain(executor); });
+    }
+
 private:
+    struct Ready {
+        Suspension::Handler handler;
+        boost::system::error_code ec;
+    };
+
+    void drain(const asio::any_io_executor& executor) {
+        drain_posted_ = false;
+        draining_ = true;
+        // Also on a throwing resumption: what is still queued gets another pass.
+        struct Finish {
+            PendingWaits& self;
+            const asio::any_io_executor& executor;
+            ~Finish() {
+                self.draining_ = false;
+                if (self.ready_.empty() || self.shut_down_ || self.drain_posted_) return;
+                self.drain_posted_ = true;
+                asio::post(executor, [s = &self, executor = executor] { s->drain(executor); });
+            }
+        } finish{*this, executor};
+        for (std::size_t n = 0; n < kDrainBatch && !ready_.empty(); ++n) {
+            Ready next = ready_.pop_front();
+            // To the handler's own executor: inline here when that is this context's thread.
+            asio::dispatch(asio::append(std::move(next.handler), next.ec));
+        }
+    }
+
     void shutdown() override {
+        shut_down_ = true;
         // Abandoning destroys coroutine frames, which may complete or abandon other entries.
-        while (head_ != nullptr) {
-            Suspension* s = head_;
-            remove(*s);
-            s->abandon();
+        while (head_ != nullptr || !ready_.empty()) {
+            if (head_ != nullptr) {
+                Suspension* s = head_;
+                remove(*s);
+                s->abandon();
+            } else {
+                Ready doomed = ready_.pop_front();
+            }
         }
     }
 
     Suspension* head_ = nullptr;
+    RingBuffer<Ready> ready_;
+    bool draining_ = false;
+    bool drain_posted_ = false;
+    bool shut_down_ = false;
 };
 
 asio::execution_context::id PendingWaits::id;
@@ -91,11 +149,15 @@ void Suspension::start(Handler handler) {
 
 void Suspension::complete(boost::system::error_code ec) noexcept {
     if (!handler_) return;
-    if (registry_ != nullptr) registry_->remove(*this);
+    PendingWaits* service = registry_;
+    if (service != nullptr) service->remove(*this);
     Handler handler(std::move(*handler_));
     handler_.reset();
-    // post() still hands the handler to its own associated executor.
-    asio::post(executor_, asio::append(std::move(handler), ec));
+    if (service != nullptr) {
+        service->schedule(std::move(handler), ec, executor_);
+    } else {
+        asio::post(executor_, asio::append(std::move(handler), ec));
+    }
     work_ = asio::any_io_executor();
 }
 

@@ -3,7 +3,8 @@
 //
 // A waiting coroutine keeps a Suspension in its frame and subscribes nodes (WaitNode, TimerNode)
 // to the sources it waits on; any node firing calls wake(). The wait is an asio async operation:
-//  - it completes by posting its handler, never inline from the waker;
+//  - it completes by queueing its handler on the context's run queue (one posted drain runs the
+//    resumptions of many wakes), never inline from the waker;
 //  - it honours the per-operation cancellation slot (awaitable_operators, task abort), completing
 //    with operation_aborted;
 //  - it is readiness-only: it carries no value, so a cancelled wait can never lose one. wait()
@@ -33,7 +34,7 @@ public:
     Suspension(const Suspension&) = delete;
     Suspension& operator=(const Suspension&) = delete;
 
-    // Completes the pending wait (posted). Wakes before wait() starts are remembered; later ones
+    // Completes the pending wait (queued, run from a posted drain). Wakes before wait() starts are remembered; later ones
     // are ignored.
     void wake() noexcept;
 

@@ -213,6 +213,44 @@ TEST(TypedActor, errors_reach_the_caller_structured) {
     }());
 }
 
+// Only an actor with a connection hook hears of connections: without one, the core admits a
+// connection (every HTTP action makes one) without a round trip to the typed runtime.
+TEST(TypedActor, only_actors_with_a_connection_hook_hear_of_connections) {
+    EXPECT_FALSE(examples::counter_actor().factory()->config().connection_events);
+    EXPECT_TRUE(probe_actor().factory()->config().connection_events);
+    auto bare = [] { return Actor<ProbeState>().action("get", [](Probe&) { return 1; }); };
+    EXPECT_TRUE(bare().on_connect([](ActorContext<ProbeState>&, Conn&) {})
+                    .factory()
+                    ->config()
+                    .connection_events);
+    EXPECT_TRUE(bare().on_disconnect([](ActorContext<ProbeState>&, const Conn&) {})
+                    .factory()
+                    ->config()
+                    .connection_events);
+    EXPECT_TRUE(bare().on_before_connect([](ActorContext<ProbeState>&, const JoinParams&) {})
+                    .factory()
+                    ->config()
+                    .connection_events);
+}
+
+// Without hooks, an action over a transient connection (an HTTP action) still sees its caller.
+TEST(TypedActor, an_actor_without_connection_hooks_still_sees_its_caller) {
+    auto actor = Actor<ProbeState>().action(
+        "caller", [](Probe& c) { return c.conn() ? Json(c.conn()->id()) : Json(nullptr); });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        auto conn = co_await h.ctx().connect_conn(core::ConnectOptions{});
+        CO_ASSERT(conn.ok());
+        auto caller = co_await h.call_from(conn->id(), "caller");
+        CO_ASSERT(caller.ok());
+        EXPECT_EQ(*caller, Json(conn->id()));
+        EXPECT_TRUE((co_await conn->disconnect(std::nullopt)).ok());
+        EXPECT_TRUE(h.ctx().conns().empty());
+        EXPECT_TRUE((co_await h.stop(core::ShutdownKind::Destroy)).ok());
+    }());
+}
+
 TEST(TypedActor, state_is_saved_as_a_cbor_map_after_the_debounce) {
     ActorHarness h(examples::counter_actor().factory());
     h.runtime().block_on([&]() -> Task<void> {

@@ -62,6 +62,10 @@ struct ActorConfig {
     std::optional<std::uint64_t> preload_max_connections_bytes;
     std::optional<ActorConfigOverrides> overrides;
     std::vector<ActionDefinition> actions;
+    // Whether the runtime handles a connection's preflight, open and close (ConnectionPreflight,
+    // ConnectionOpen, ConnectionClosed). A runtime without connection hooks sets it to false and
+    // connections join and leave without a round trip to it; every HTTP action makes one.
+    bool connection_events = true;
 
     // The grace budget for sleep and destroy: the configured period, capped by an override.
     Millis effective_sleep_grace_period() const {

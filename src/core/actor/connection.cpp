@@ -394,7 +394,12 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
             co_return std::move(prepared).error();
     }
 
-    {
+    if (!config.connection_events) {
+        // Nothing to ask the runtime; refused as a preflight would be once its inbox is gone.
+        if (!self.actor_event_inbox_open())
+            co_return errors::actor_not_ready();
+        self.add_conn(conn);
+    } else {
         auto [reply, rx] = Reply<void>::make();
         event::ConnectionPreflight ev{conn, options.params, options.request, std::move(reply)};
         const auto limit = config.on_before_connect_timeout + config.create_conn_state_timeout;
@@ -402,16 +407,15 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
                                                    "connection_preflight", limit);
         if (!st.ok())
             co_return std::move(st).error();
-    }
-    self.add_conn(conn);
-    {
-        auto [reply, rx] = Reply<void>::make();
-        event::ConnectionOpen ev{conn, std::move(options.request), std::move(reply)};
-        Status st = co_await connection_round_trip(self, std::move(ev), std::move(rx),
-                                                   "connection_open", config.on_connect_timeout);
-        if (!st.ok()) {
+        self.add_conn(conn);
+        auto [open_reply, open_rx] = Reply<void>::make();
+        event::ConnectionOpen open{conn, std::move(options.request), std::move(open_reply)};
+        Status opened = co_await connection_round_trip(self, std::move(open), std::move(open_rx),
+                                                       "connection_open",
+                                                       config.on_connect_timeout);
+        if (!opened.ok()) {
             self.remove_conn(conn.id());
-            co_return std::move(st).error();
+            co_return std::move(opened).error();
         }
     }
     metrics_of(self).connection_established();
@@ -472,8 +476,10 @@ void ActorContext::prepare_managed_conn(const ConnHandle& conn) const {
             removed->configure_event_sender(std::nullopt);
             if (removed->is_hibernatable())
                 ctx->request_hibernation_transport_removal(conn_id);
-            Status sent =
-                ctx->try_send_actor_event(event::ConnectionClosed{*removed}, "connection_closed");
+            Status sent;
+            if (ctx->config().connection_events)
+                sent = ctx->try_send_actor_event(event::ConnectionClosed{*removed},
+                                                 "connection_closed");
             log::debug("connection disconnected", {{"actor_id", ctx->actor_id()},
                                                    {"conn_id", conn_id},
                                                    {"reason", reason.value_or("")}});

@@ -55,6 +55,43 @@ TEST(ActorConnect, preflight_then_open_adds_the_connection_and_disconnect_report
     }());
 }
 
+// A runtime without connection hooks (ActorConfig::connection_events = false): a connection
+// joins and leaves without a round trip to it, so an HTTP action costs no preflight, open or close.
+TEST(ActorConnect, without_connection_events_a_connection_joins_and_leaves_without_the_runtime) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-no-events");
+    ActorConfig config;
+    config.connection_events = false;
+    w.ctx.configure(config);
+    rt.block_on([&]() -> Task<void> {
+        const auto start = rt.clock().now();
+        Result<ConnHandle> conn = co_await w.ctx.connect_conn(ConnectOptions{});
+        CO_ASSERT(conn.ok());
+        EXPECT_EQ(rt.clock().now(), start) << "no timer waited on";
+        EXPECT_EQ(w.ctx.conns().size(), 1u);
+        Status gone = co_await conn->disconnect(std::nullopt);
+        EXPECT_TRUE(gone.ok());
+        EXPECT_TRUE(w.ctx.conns().empty());
+        EXPECT_TRUE(w.events.try_recv().is_empty())
+            << "the runtime heard of neither the connection nor its close";
+    }());
+}
+
+TEST(ActorConnect, without_connection_events_a_closed_inbox_still_refuses) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-no-events-closed");
+    ActorConfig config;
+    config.connection_events = false;
+    w.ctx.configure(config);
+    w.events = rt::Receiver<ActorEvent>();  // the runtime is gone
+    rt.block_on([&]() -> Task<void> {
+        Result<ConnHandle> conn = co_await w.ctx.connect_conn(ConnectOptions{});
+        CO_ASSERT(!conn.ok());
+        EXPECT_EQ(conn.error().code(), "not_ready");
+        EXPECT_TRUE(w.ctx.conns().empty());
+    }());
+}
+
 TEST(ActorConnect, unanswered_preflight_times_out_after_both_budgets) {
     rt::TestRuntime rt;
     auto w = wired(rt, "actor-connect-timeout");
