@@ -1,6 +1,7 @@
 #include "bare/utf8.hpp"
 
 #include <cstddef>
+#include <cstring>
 
 namespace rivetkit::bare {
 
@@ -8,6 +9,15 @@ bool is_valid_utf8(std::span<const std::uint8_t> s) noexcept {
     std::size_t i = 0;
     const std::size_t n = s.size();
     while (i < n) {
+        // Eight ASCII bytes at a time (header names and values, keys, ids are mostly ASCII).
+        if (n - i >= 8) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, s.data() + i, sizeof word);
+            if ((word & 0x8080808080808080ULL) == 0) {
+                i += 8;
+                continue;
+            }
+        }
         const std::uint8_t b = s[i];
         if (b < 0x80) {
             ++i;

@@ -199,6 +199,32 @@ TEST(BareReaderTest, InvalidUtf8IsRejected) {
     EXPECT_TRUE(is_valid_utf8(bytes_of({0xef, 0xbf, 0xbf})));
 }
 
+// The validator checks ASCII eight bytes at a time: a bad or multi-byte sequence at any offset,
+// inside or after such a run, is still seen.
+TEST(BareReaderTest, Utf8IsCheckedAtEveryOffsetOfALongAsciiRun) {
+    for (std::size_t at = 0; at < 24; ++at) {
+        Bytes ascii(24, 'a');
+        Bytes bad = ascii;
+        bad[at] = 0xff;
+        EXPECT_FALSE(is_valid_utf8(bad)) << "0xff at " << at;
+        Bytes overlong = ascii;
+        overlong[at] = 0xc0;
+        if (at + 1 < overlong.size())
+            overlong[at + 1] = 0x80;
+        EXPECT_FALSE(is_valid_utf8(overlong)) << "overlong at " << at;
+        if (at + 1 < ascii.size()) {
+            Bytes two = ascii;
+            two[at] = 0xc3;  // U+00E9
+            two[at + 1] = 0xa9;
+            EXPECT_TRUE(is_valid_utf8(two)) << "U+00E9 at " << at;
+        }
+        Bytes cut = ascii;
+        cut.resize(at + 1);
+        cut.push_back(0xe2);  // a three-byte sequence cut after its first byte
+        EXPECT_FALSE(is_valid_utf8(cut)) << "cut sequence after " << at + 1 << " ASCII bytes";
+    }
+}
+
 TEST(BareReaderTest, HugeLengthPrefixFailsWithoutAllocating) {
     // Claims 2^63 bytes of data with 3 bytes present; must fail before any allocation.
     const Bytes b = bytes_of({0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1, 2, 3});

@@ -58,17 +58,19 @@ envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool f
     return r;
 }
 
-HttpRequest to_core_request(const envoy::HttpRequest& request, std::string path) {
+// Takes the method, headers and body out of `request` (moved, not copied: this runs per request).
+HttpRequest to_core_request(envoy::HttpRequest& request, std::string path) {
     HttpRequest out;
-    out.method = request.method;
+    out.method = std::move(request.method);
     out.path = std::move(path);
-    for (const auto& [name, value] : request.headers) {
-        std::string lower = name;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        out.headers.insert_or_assign(std::move(lower), value);
+    for (auto& [name, value] : request.headers) {
+        for (char& c : name)
+            if (c >= 'A' && c <= 'Z')
+                c = static_cast<char>(c - 'A' + 'a');
+        out.headers.insert_or_assign(std::move(name), std::move(value));
     }
-    out.body = request.body;
+    request.headers.clear();
+    out.body = std::move(request.body);
     return out;
 }
 
