@@ -77,6 +77,8 @@ run_one() {
     rm -rf "$merged" && mkdir -p "$merged"
     "$dir/fuzz/fuzz_$t" -merge=1 -max_len=4096 "$merged" "fuzz/corpus/$t" "$work" \
         2>"$dir/deep_${t}_merge.log"
+    # Named regression inputs (regression-*) stay whatever the merge thinks of their coverage.
+    find "fuzz/corpus/$t" -maxdepth 1 -type f -name 'regression-*' -exec cp {} "$merged/" \;
     rm -rf "fuzz/corpus/$t" && mv "$merged" "fuzz/corpus/$t"
 }
 
