@@ -389,6 +389,8 @@ class Loop {
                 ctx().region(core::RegionKind::DisconnectCallback));
             call = [call = std::move(call), region]() { return call(); };
             start(ctx(), run_hook(def_, inst_, std::move(call), std::nullopt));
+        } else {
+            sync_state(*def_, inst_);
         }
     }
 
@@ -446,10 +448,12 @@ class Loop {
     void serve(event::WorkflowHistoryRequested&) {}
     void serve(event::WorkflowReplayRequested&) {}
 
-    // Without a hook there is nothing to run and no state a hook could have touched: answered
-    // here, not by a task spawned for it (an HTTP action opens a connection, so this is per call).
+    // Without a hook there is nothing to run: answered here, not by a task spawned for it (an
+    // HTTP action opens a connection, so this is per call). The state is still synced, as after
+    // any event: a suspended handler (run, an action) may have changed it meanwhile.
     void hook_or_answer(MakeHook make, core::Reply<void> reply) {
         if (!make) {
+            sync_state(*def_, inst_);
             reply.send(Status{});
             return;
         }

@@ -26,6 +26,9 @@ namespace rivetkit::rt::detail {
 // handler that also runs the wakes made while it drains, in FIFO order, up to kDrainBatch
 // resumptions; then it posts itself again, so sockets and timers are still polled between
 // batches and a pair of coroutines waking each other forever cannot starve them.
+//
+// Order: resumptions run in the order of their wakes. Against plain asio handlers the order is
+// per pass: a wake made during a drain runs in that drain, before a handler posted earlier in it.
 class PendingWaits final : public asio::execution_context::service {
 public:
     static asio::execution_context::id id;
@@ -80,7 +83,9 @@ private:
     void drain(const asio::any_io_executor& executor) {
         drain_posted_ = false;
         draining_ = true;
-        // Also on a throwing resumption: what is still queued gets another pass.
+        // io_context's executor catches what an inline resumption throws and rethrows it from
+        // run() after this handler; for an executor that lets it through, this still gives what
+        // is queued another pass.
         struct Finish {
             PendingWaits& self;
             const asio::any_io_executor& executor;

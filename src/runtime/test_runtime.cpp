@@ -49,7 +49,8 @@ void TestRuntime::run_until_idle() {
 std::size_t TestRuntime::poll_ready(const bool& done) {
     if (io_->stopped()) io_->restart();
     std::size_t ran = 0;
-    // One handler at a time, so a task that yields forever cannot starve the done check.
+    // One asio handler at a time, so a task that yields forever cannot starve the done check. A
+    // handler may be a drain of the run queue: up to PendingWaits::kDrainBatch resumptions.
     while (!done && io_->poll_one() > 0) ++ran;
     return ran;
 }

@@ -5,8 +5,8 @@
 // lists and its waiters are touched only from the one thread running their io_context; handing
 // work to another thread goes through asio::post. That is why nothing here is atomic.
 //
-// Waking never runs user code inline: a waiter's wake() only schedules (posts) the resumption of
-// whoever waits. So a source may wake while it is in the middle of changing its own state.
+// Waking never runs user code inline: a waiter's wake() only queues the resumption of whoever waits
+// on the context's run queue (suspension.cpp), which a posted handler drains. So a source may wake while it is in the middle of changing its own state.
 
 namespace rivetkit::rt::detail {
 

@@ -231,6 +231,10 @@ TEST(TypedActor, only_actors_with_a_connection_hook_hear_of_connections) {
                     .factory()
                     ->config()
                     .connection_events);
+    EXPECT_TRUE(bare().create_conn_state([](ActorContext<ProbeState>&) { return Json::object(); })
+                    .factory()
+                    ->config()
+                    .connection_events);
 }
 
 // Without hooks, an action over a transient connection (an HTTP action) still sees its caller.

@@ -85,6 +85,8 @@ TEST(RunQueue, ABatchEndsThePassSoPostedHandlersStillRun) {
     io.run();
 }
 
+// A safety net rather than a regression test: a posted resumption (the old way) was destroyed the
+// same way. It fails if a queued resumption runs, or leaks, once its context is gone.
 TEST(RunQueue, QueuedResumptionsAreDestroyedWithTheirContext) {
     struct Marker {
         bool* destroyed;

@@ -395,7 +395,9 @@ boost::asio::awaitable<Result<ConnHandle>> ActorContext::connect_conn(
     }
 
     if (!config.connection_events) {
-        // Nothing to ask the runtime; refused as a preflight would be once its inbox is gone.
+        // Nothing to ask the runtime; refused as a preflight would be without its inbox.
+        if (!p_->actor_events)
+            co_return errors::actor_not_configured("actor event inbox");
         if (!self.actor_event_inbox_open())
             co_return errors::actor_not_ready();
         self.add_conn(conn);

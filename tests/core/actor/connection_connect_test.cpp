@@ -92,6 +92,21 @@ TEST(ActorConnect, without_connection_events_a_closed_inbox_still_refuses) {
     }());
 }
 
+TEST(ActorConnect, without_connection_events_and_without_an_inbox_it_is_not_configured) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-connect-no-inbox", "conn-no-inbox",
+                           std::make_shared<InMemoryKv>());
+    ActorConfig config;
+    config.connection_events = false;
+    ctx.configure(config);
+    rt.block_on([&]() -> Task<void> {
+        Result<ConnHandle> conn = co_await ctx.connect_conn(ConnectOptions{});
+        CO_ASSERT(!conn.ok());
+        EXPECT_EQ(conn.error().code(), "not_configured");
+        EXPECT_TRUE(ctx.conns().empty());
+    }());
+}
+
 TEST(ActorConnect, unanswered_preflight_times_out_after_both_budgets) {
     rt::TestRuntime rt;
     auto w = wired(rt, "actor-connect-timeout");
