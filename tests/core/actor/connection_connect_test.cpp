@@ -55,14 +55,19 @@ TEST(ActorConnect, preflight_then_open_adds_the_connection_and_disconnect_report
     }());
 }
 
+// As a runtime without connection hooks configures its actors.
+void without_connection_events(const ActorContext& ctx) {
+    ActorConfig config;
+    config.connection_events = false;
+    ctx.configure(config);
+}
+
 // A runtime without connection hooks (ActorConfig::connection_events = false): a connection
 // joins and leaves without a round trip to it, so an HTTP action costs no preflight, open or close.
 TEST(ActorConnect, without_connection_events_a_connection_joins_and_leaves_without_the_runtime) {
     rt::TestRuntime rt;
     auto w = wired(rt, "actor-connect-no-events");
-    ActorConfig config;
-    config.connection_events = false;
-    w.ctx.configure(config);
+    without_connection_events(w.ctx);
     rt.block_on([&]() -> Task<void> {
         const auto start = rt.clock().now();
         Result<ConnHandle> conn = co_await w.ctx.connect_conn(ConnectOptions{});
@@ -80,9 +85,7 @@ TEST(ActorConnect, without_connection_events_a_connection_joins_and_leaves_witho
 TEST(ActorConnect, without_connection_events_a_closed_inbox_still_refuses) {
     rt::TestRuntime rt;
     auto w = wired(rt, "actor-connect-no-events-closed");
-    ActorConfig config;
-    config.connection_events = false;
-    w.ctx.configure(config);
+    without_connection_events(w.ctx);
     w.events = rt::Receiver<ActorEvent>();  // the runtime is gone
     rt.block_on([&]() -> Task<void> {
         Result<ConnHandle> conn = co_await w.ctx.connect_conn(ConnectOptions{});
@@ -96,9 +99,7 @@ TEST(ActorConnect, without_connection_events_and_without_an_inbox_it_is_not_conf
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-connect-no-inbox", "conn-no-inbox",
                            std::make_shared<InMemoryKv>());
-    ActorConfig config;
-    config.connection_events = false;
-    ctx.configure(config);
+    without_connection_events(ctx);
     rt.block_on([&]() -> Task<void> {
         Result<ConnHandle> conn = co_await ctx.connect_conn(ConnectOptions{});
         CO_ASSERT(!conn.ok());
