@@ -51,7 +51,13 @@ std::size_t TestRuntime::poll_ready(const bool& done) {
     std::size_t ran = 0;
     // One asio handler at a time, so a task that yields forever cannot starve the done check. A
     // handler may be a drain of the run queue: up to PendingWaits::kDrainBatch resumptions.
-    while (!done && io_->poll_one() > 0) ++ran;
+    // In lockstep, no worker thread runs while a handler does (runtime/outside_work.hpp).
+    for (;;) {
+        if (done) break;
+        lockstep::settle();
+        if (io_->poll_one() == 0) break;
+        ++ran;
+    }
     return ran;
 }
 
@@ -71,7 +77,9 @@ void TestRuntime::drive(const bool& done) {
             continue;
         }
         if (clock_.fire_due()) continue;
-        if (outside_work_ > 0) {
+        // In lockstep every worker has settled: each one waiting is blocked on this thread (its
+        // request already ran), so what it waits for may need time to pass.
+        if (outside_work_ > 0 && !lockstep::enabled()) {
             // A worker thread will post the completion: wait for it (no virtual time passes).
             if (io_->stopped()) io_->restart();
             io_->run_one_for(std::chrono::milliseconds(100));

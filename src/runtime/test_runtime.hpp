@@ -12,7 +12,9 @@
 // So advance(d) returns only after every task made ready up to the new time has run. The driver
 // assumes no outside event sources (sockets, other threads) feed this io_context, except waits
 // marked rt::OutsideWork (runtime/outside_work.hpp): while one is pending and nothing is ready,
-// the driver blocks for the posted completion before it considers moving time.
+// the driver blocks for the posted completion before it considers moving time. In lockstep
+// (rt::lockstep) it instead waits before every handler until no worker job runs; a worker still
+// waiting then is blocked on this thread, and time may move for it.
 
 #include <memory>
 #include <optional>

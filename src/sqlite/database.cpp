@@ -2,14 +2,16 @@
 
 #include <sqlite3.h>
 
-#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -33,6 +35,14 @@ std::size_t worker_count() {
 
 asio::thread_pool& worker_pool() {
     static asio::thread_pool pool(worker_count());
+    return pool;
+}
+
+// The pool of databases opened in lockstep (a deterministic simulation, runtime/outside_work.hpp):
+// there a job handed to the pool must start at once, even while other workers are blocked on the
+// io thread that waits for it to settle, so it has more threads than a simulation has databases.
+asio::thread_pool& lockstep_pool() {
+    static asio::thread_pool pool(64);
     return pool;
 }
 
@@ -269,8 +279,8 @@ bool worker_barrier(std::chrono::milliseconds bound) {
 }  // namespace
 
 bool wait_for_workers(std::chrono::milliseconds bound) {
-    // Twice: a job posted to a database's strand while the strand ran another waits in the
-    // strand, which posts it to the pool again only when that other one returns — possibly after
+    // Twice: a job posted to a database's queue while it ran another waits in the queue, which
+    // posts it to the pool only when that other one returns — possibly after
     // the first barrier's jobs were queued. That return happens before the first barrier can
     // complete (its thread must take a barrier job), so the second barrier is queued behind it.
     const auto started = std::chrono::steady_clock::now();
@@ -281,34 +291,139 @@ bool wait_for_workers(std::chrono::milliseconds bound) {
     return worker_barrier(std::max(bound - spent, std::chrono::milliseconds(1)));
 }
 
-asio::any_io_executor make_database_strand() {
-    return asio::make_strand(worker_pool().get_executor());
+// An asio strand would order the jobs the same way; this queue also knows when it hands its next
+// job to a worker, which lockstep counts (a job queued behind one that is blocked on the io
+// thread is not running, and must not hold up that thread).
+class JobQueue : public std::enable_shared_from_this<JobQueue> {
+  public:
+    explicit JobQueue(asio::thread_pool& pool) : pool_(pool) {}
+
+    template <typename F>
+    void post(F work) {
+        auto job = std::make_unique<Job<F>>(std::move(work));
+        bool start = false;
+        {
+            std::lock_guard lock(mutex_);
+            jobs_.push_back(std::move(job));
+            start = !busy_;
+            busy_ = true;
+        }
+        if (start)
+            dispatch();
+    }
+
+  private:
+    struct JobBase {
+        virtual ~JobBase() = default;
+        virtual void run() = 0;
+    };
+    template <typename F>
+    struct Job final : JobBase {
+        explicit Job(F f) : work(std::move(f)) {}
+        void run() override { work(); }
+        F work;
+    };
+
+    void dispatch() {
+        const std::uint64_t ticket = rt::lockstep::hand_off();
+        asio::post(pool_, [self = shared_from_this(), ticket] {
+            rt::lockstep::wait_turn(ticket);
+            self->run_next();
+        });
+        rt::lockstep::after_hand_off();
+    }
+
+    void run_next() {
+        std::unique_ptr<JobBase> job;
+        {
+            std::lock_guard lock(mutex_);
+            job = std::move(jobs_.front());
+            jobs_.pop_front();
+        }
+        try {
+            job->run();
+        } catch (const std::exception& e) {
+            log::error("sqlite job failed", {{"error", e.what()}});
+        }
+        job.reset();
+        bool more = false;
+        {
+            std::lock_guard lock(mutex_);
+            more = !jobs_.empty();
+            busy_ = more;
+        }
+        if (more)
+            dispatch();
+        rt::lockstep::hand_back();
+    }
+
+    asio::thread_pool& pool_;
+    std::mutex mutex_;
+    std::deque<std::unique_ptr<JobBase>> jobs_;
+    bool busy_ = false;
+};
+
+namespace {
+
+std::shared_ptr<JobQueue> make_job_queue() {
+    return std::make_shared<JobQueue>(rt::lockstep::enabled() ? lockstep_pool() : worker_pool());
 }
 
-Database::Database(asio::any_io_executor strand, std::unique_ptr<Connection> conn,
+// Runs `work()` in `jobs` and resumes the caller on its own executor with what it returned (an
+// exception it threw is rethrown there). Everything the job owns is gone before that resumption
+// is posted, and the post is the job's last step.
+template <typename R, typename F>
+asio::awaitable<R> on_queue(JobQueue& jobs, F work) {
+    std::optional<R> out;
+    std::exception_ptr failure;
+    auto initiate = [&jobs, &out, &failure, &work](auto handler) {
+        jobs.post([&out, &failure, job = std::optional<F>(std::move(work)),
+                   handler = std::move(handler)]() mutable {
+            try {
+                out.emplace((*job)());
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            job.reset();
+            auto resume = asio::get_associated_executor(handler);
+            asio::post(resume, std::move(handler));
+        });
+    };
+    auto op = asio::async_initiate<const asio::use_awaitable_t<>&, void()>(initiate,
+                                                                             asio::use_awaitable);
+    rt::OutsideWork outside;
+    co_await std::move(op);
+    if (failure)
+        std::rethrow_exception(failure);
+    co_return std::move(*out);
+}
+
+}  // namespace
+
+Database::Database(std::shared_ptr<JobQueue> jobs, std::unique_ptr<Connection> conn,
                    std::string name)
-    : strand_(std::move(strand)), conn_(std::move(conn)), name_(std::move(name)) {}
+    : jobs_(std::move(jobs)), conn_(std::move(conn)), name_(std::move(name)) {}
 
 Database::~Database() {
     // Closing may roll back an open transaction, which may reach the page store: never on the
     // caller's (possibly io) thread.
     if (conn_)
-        asio::post(strand_, [conn = std::shared_ptr<Connection>(std::move(conn_))] {});
+        jobs_->post([conn = std::shared_ptr<Connection>(std::move(conn_))] {});
 }
 
 template <typename T, typename F>
 Database::Task<T> Database::on_worker(F work) {
     auto self = shared_from_this();
-    auto job = [self, work = std::move(work)]() mutable -> asio::awaitable<std::optional<T>> {
+    auto job = [self, work = std::move(work)]() mutable -> T {
         if (self->closed_)
-            co_return std::optional<T>(closed_error());
+            return T(closed_error());
         if (!self->conn_) {
             // On failure the file state stays for the next call to try again.
             auto reopened = Connection::reopen(self->name_, self->idle_file_);
             if (!reopened.ok()) {
                 log::warn("sqlite reopen failed",
                           {{"actor_id", self->name_}, {"error", reopened.error().to_string()}});
-                co_return std::optional<T>(std::move(reopened).error());
+                return T(std::move(reopened).error());
             }
             self->conn_ = std::move(reopened).value();
             self->idle_file_.reset();
@@ -317,33 +432,27 @@ Database::Task<T> Database::on_worker(F work) {
         // A store error left over from a rollback belongs to no statement of this call.
         (void)self->conn_->take_store_error();
         Session session(*self->conn_);
-        std::optional<T> out(work(session));
+        T out(work(session));
         // A database only the actor's internal storage uses is small, and the file's cache holds
         // all of it: SQLite's own cache would hold its pages a second time. One the user runs
         // SQL on keeps its cache (it may be larger than the file's cache limit).
         if (!self->kept_open_.load(std::memory_order_relaxed))
             self->conn_->release_memory();
-        co_return out;
+        return out;
     };
-    auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
-    rt::OutsideWork outside;
-    std::optional<T> out = co_await std::move(op);
-    co_return std::move(*out);
+    auto op = on_queue<T>(*jobs_, std::move(job));
+    co_return co_await std::move(op);
 }
 
 Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string name,
                                                                  std::shared_ptr<PageStore> store) {
-    auto strand = make_database_strand();
-    auto job = [name,
-                store]() -> asio::awaitable<std::optional<Result<std::unique_ptr<Connection>>>> {
-        co_return Connection::open(name, store);
-    };
-    auto op = asio::co_spawn(strand, std::move(job), asio::use_awaitable);
-    rt::OutsideWork outside;
+    auto jobs = make_job_queue();
+    auto op = on_queue<Result<std::unique_ptr<Connection>>>(
+        *jobs, [name, store] { return Connection::open(name, store); });
     auto conn = co_await std::move(op);
-    if (!conn->ok())
-        co_return std::move(*conn).error();
-    co_return std::make_shared<Database>(strand, std::move(**conn), name);
+    if (!conn.ok())
+        co_return std::move(conn).error();
+    co_return std::make_shared<Database>(std::move(jobs), std::move(*conn), name);
 }
 
 Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
@@ -391,26 +500,23 @@ Database::Task<Status> Database::transaction(std::function<Status(Session&)> bod
 void Database::close_if_idle() {
     if (kept_open_.load(std::memory_order_relaxed))
         return;
-    asio::post(strand_, [self = shared_from_this()] {
-        if (self->closed_ || !self->conn_ || self->kept_open_.load(std::memory_order_relaxed) ||
-            !self->conn_->autocommit())
-            return;
-        self->idle_file_ = self->conn_->file();
-        self->conn_.reset();
+    jobs_->post([self = shared_from_this()] {
+        if (!self->closed_ && self->conn_ && !self->kept_open_.load(std::memory_order_relaxed) &&
+            self->conn_->autocommit()) {
+            self->idle_file_ = self->conn_->file();
+            self->conn_.reset();
+        }
     });
 }
 
 Database::Task<void> Database::close() {
-    auto self = shared_from_this();
-    auto job = [self]() -> asio::awaitable<void> {
+    auto op = on_queue<bool>(*jobs_, [self = shared_from_this()] {
         self->closed_ = true;
         self->conn_.reset();
         self->idle_file_.reset();
-        co_return;
-    };
-    auto op = asio::co_spawn(strand_, std::move(job), asio::use_awaitable);
-    rt::OutsideWork outside;
-    co_await std::move(op);
+        return true;
+    });
+    (void)co_await std::move(op);
 }
 
 }  // namespace rivetkit::sqlite

@@ -1,6 +1,6 @@
 #pragma once
 // An actor's SQLite database as the actor sees it: statements with bound parameters, rows as
-// values, transactions. SQLite itself runs on a shared pool of worker threads (one strand per
+// values, transactions. SQLite itself runs on a shared pool of worker threads (one job queue per
 // database, so one database never runs two statements at once and no actor owns a thread); the
 // awaitables resume on the caller's executor.
 //
@@ -63,11 +63,11 @@ class Session {
     Connection& conn_;
 };
 
-// The worker pool's executor for a new database (a strand on the process-wide pool).
-boost::asio::any_io_executor make_database_strand();
+// A database's jobs, run one at a time and in order on the worker pool (database.cpp).
+class JobQueue;
 
 // Blocks until every job the worker pool started before the call has returned (jobs waiting in a
-// database's strand behind a running one included), the tail that
+// database's queue behind a running one included), the tail that
 // hands its result to the caller's executor included (that tail still touches the caller's
 // io_context after the caller may already have resumed). An owner of an io_context whose actors
 // used databases calls it after its io_context stopped and before destroying it. False when
@@ -112,7 +112,7 @@ class Database : public std::enable_shared_from_this<Database> {
     // Connections opened so far (the first open included); a diagnostic for tests.
     std::uint64_t opens() const { return opens_.load(std::memory_order_relaxed); }
 
-    Database(boost::asio::any_io_executor strand, std::unique_ptr<Connection> conn,
+    Database(std::shared_ptr<JobQueue> jobs, std::unique_ptr<Connection> conn,
              std::string name);
     ~Database();
 
@@ -120,11 +120,11 @@ class Database : public std::enable_shared_from_this<Database> {
     template <typename T, typename F>
     Task<T> on_worker(F work);
 
-    boost::asio::any_io_executor strand_;
+    std::shared_ptr<JobQueue> jobs_;
     std::unique_ptr<Connection> conn_;  // null while idle-closed (or closed)
     std::string name_;
     std::shared_ptr<PagedFileState> idle_file_;  // the file state while idle-closed
-    bool closed_ = false;                       // on the strand
+    bool closed_ = false;                       // in the job queue
     std::atomic<bool> kept_open_{false};
     std::atomic<std::uint64_t> opens_{1};
 };

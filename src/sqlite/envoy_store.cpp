@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/log.hpp"
+#include "runtime/outside_work.hpp"
 
 namespace rivetkit::sqlite {
 
@@ -18,31 +19,51 @@ namespace {
 // Runs `make()` (an awaitable of Result<T>) on `io` and blocks the calling thread until it
 // finishes. The promise lives with the completion handler: if `io` is torn down before the
 // request runs, the handler is destroyed unrun and the wait ends as broken_promise, never hangs.
+// In lockstep the worker hands back while it waits, and the handler that wakes it hands it off.
 template <typename T, typename Make>
 Result<T> block_on(const asio::any_io_executor& io, Make make) {
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    auto future = promise->get_future();
+    struct Wake {
+        std::promise<Result<T>> promise;
+        std::uint64_t ticket = 0;  // lockstep's, taken by the handler that wakes this worker
+    };
+    auto wake = std::make_shared<Wake>();
+    auto future = wake->promise.get_future();
     auto job = [make = std::move(make)]() mutable -> asio::awaitable<std::optional<Result<T>>> {
         auto op = make();
         Result<T> r = co_await std::move(op);
         co_return std::optional<Result<T>>(std::move(r));
     };
-    asio::co_spawn(
-        io, std::move(job),
-        [promise = std::move(promise)](std::exception_ptr e, std::optional<Result<T>> r) {
-            if (e || !r) {
-                promise->set_value(Result<T>(
-                    Error("sqlite", "internal_error", "page request failed with an exception")));
-            } else {
-                promise->set_value(std::move(*r));
-            }
-        });
+    asio::co_spawn(io, std::move(job),
+                   [wake](std::exception_ptr e, std::optional<Result<T>> r) {
+                       wake->ticket = rt::lockstep::hand_off();
+                       if (e || !r) {
+                           wake->promise.set_value(Result<T>(Error(
+                               "sqlite", "internal_error", "page request failed with an exception")));
+                       } else {
+                           wake->promise.set_value(std::move(*r));
+                       }
+                       rt::lockstep::after_hand_off();
+                   });
+    rt::lockstep::hand_back();
     try {
-        return future.get();
+        Result<T> out = future.get();
+        rt::lockstep::wait_turn(wake->ticket);
+        return out;
     } catch (const std::future_error&) {
+        rt::lockstep::wait_turn(rt::lockstep::hand_off());  // no handler woke this worker
         return Error("sqlite", "unavailable", "the envoy stopped before the page request ran");
     }
 }
+
+// Only a timeout leaves a commit's outcome unknown: the engine may have applied it, or may still.
+// Every other answer is definite, and a lost connection keeps the request to send it again.
+bool outcome_unknown(const Error& e) { return e.is("sqlite", "timeout"); }
+
+// A commit whose outcome stays unknown is sent this many times (each waits the envoy's
+// sqlite_request_timeout) before its error goes back to SQLite.
+constexpr int kUnknownOutcomeTries = 10;
+// Read-backs of a commit whose reply was lost, before its outcome is given up as unknown.
+constexpr int kReadBackTries = 5;
 
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -88,10 +109,19 @@ Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& w
         for (std::size_t i = at; i < std::min(written.size(), at + kBatch); ++i)
             pgnos.push_back(written[i].pgno);
         envoy::SqliteFence fence{generation_, std::nullopt};
-        auto got = block_on<envoy::SqliteGetPagesResult>(
-            io_, [envoy = envoy_, actor = actor_id_, pgnos, fence] {
-                return envoy.sqlite_get_pages(actor, pgnos, fence);
-            });
+        auto read = [&] {
+            return block_on<envoy::SqliteGetPagesResult>(
+                io_, [envoy = envoy_, actor = actor_id_, pgnos, fence] {
+                    return envoy.sqlite_get_pages(actor, pgnos, fence);
+                });
+        };
+        // A read that failed says nothing about the commit: asked again, a few times. Giving up
+        // leaves the commit's outcome unknown, and the next commit fenced.
+        auto got = read();
+        for (int tries = 1; !got.ok() && tries < kReadBackTries &&
+                            !got.error().is("depot", "generation_fence_mismatch");
+             ++tries)
+            got = read();
         if (!got.ok())
             return std::move(got).error();
         if (!got->head_txid || (seen && *got->head_txid <= *seen))
@@ -117,9 +147,12 @@ Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& w
     return true;
 }
 
-// A fence mismatch on a commit that was in fact applied (its reply lost) is success.
-Status EnvoyPageStore::settle_fenced(Error error, const std::vector<PageDigest>& written) {
-    if (!error.is("depot", "head_fence_mismatch") || written.empty())
+// A fence mismatch on a commit that was in fact applied (its reply lost) is success; so is any
+// error of a request sent again after an unknown outcome (the engine may answer a finalize whose
+// stage it already published with something else than a fence mismatch).
+Status EnvoyPageStore::settle_fenced(Error error, const std::vector<PageDigest>& written,
+                                     bool sent_again) {
+    if (written.empty() || (!error.is("depot", "head_fence_mismatch") && !sent_again))
         return error;
     auto applied = commit_was_applied(written);
     if (applied.ok() && *applied) {
@@ -165,16 +198,26 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
         return commit_staged(std::move(pages), db_size_pages);
     envoy::SqliteFence fence{generation_, head_txid_};
     const auto written = digest_pages(pages);
-    envoy::SqliteCommit request{std::move(pages), db_size_pages, now_ms()};
-    auto committed = block_on<std::optional<std::uint64_t>>(
-        io_, [envoy = envoy_, actor = actor_id_, request = std::move(request), fence]() mutable {
-            return envoy.sqlite_commit(actor, std::move(request), fence);
-        });
-    if (!committed.ok())
-        return settle_fenced(std::move(committed).error(), written);
-    if (*committed)
-        head_txid_ = *committed;
-    return {};
+    for (int attempt = 1;; ++attempt) {
+        // The pages stay here until the outcome is known: a commit that timed out is sent again.
+        envoy::SqliteCommit request{pages, db_size_pages, now_ms()};
+        auto committed = block_on<std::optional<std::uint64_t>>(
+            io_, [envoy = envoy_, actor = actor_id_, request = std::move(request), fence]() mutable {
+                return envoy.sqlite_commit(actor, std::move(request), fence);
+            });
+        if (committed.ok()) {
+            if (*committed)
+                head_txid_ = *committed;
+            return {};
+        }
+        Error error = std::move(committed).error();
+        if (outcome_unknown(error) && attempt < kUnknownOutcomeTries) {
+            log::warn("sqlite commit outcome unknown, sending it again",
+                      {{"actor_id", actor_id_}, {"attempt", attempt}, {"error", error.to_string()}});
+            continue;
+        }
+        return settle_fenced(std::move(error), written, attempt > 1);
+    }
 }
 
 Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
@@ -213,15 +256,27 @@ Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
         }
     }
 
-    auto finalized = block_on<std::optional<std::uint64_t>>(
-        io_, [envoy = envoy_, actor = actor_id_, generation, txid, db_size_pages, now = now_ms(),
-              first_pgnos = std::move(first_pgnos)]() mutable {
-            return envoy.sqlite_commit_finalize(actor, generation, txid, db_size_pages, now,
-                                                std::move(first_pgnos));
-        });
-    if (!finalized.ok())
-        return settle_fenced(std::move(finalized).error(), written);
-    head_txid_ = finalized->value_or(txid);
+    std::optional<std::uint64_t> published;
+    for (int attempt = 1;; ++attempt) {
+        auto finalized = block_on<std::optional<std::uint64_t>>(
+            io_, [envoy = envoy_, actor = actor_id_, generation, txid, db_size_pages,
+                  now = now_ms(), first_pgnos]() mutable {
+                return envoy.sqlite_commit_finalize(actor, generation, txid, db_size_pages, now,
+                                                    std::move(first_pgnos));
+            });
+        if (finalized.ok()) {
+            published = *finalized;
+            break;
+        }
+        Error error = std::move(finalized).error();
+        if (outcome_unknown(error) && attempt < kUnknownOutcomeTries) {
+            log::warn("sqlite commit finalize outcome unknown, sending it again",
+                      {{"actor_id", actor_id_}, {"attempt", attempt}, {"error", error.to_string()}});
+            continue;
+        }
+        return settle_fenced(std::move(error), written, attempt > 1);
+    }
+    head_txid_ = published.value_or(txid);
     log::debug("sqlite staged commit published",
                {{"actor_id", actor_id_},
                 {"txid", txid},

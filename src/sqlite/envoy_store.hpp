@@ -55,6 +55,8 @@ class EnvoyPageStore final : public PageStore {
     // Up to kSingleCommitMaxPages pages in one request; more as a staged commit (begin, one
     // request per segment, finalize) that becomes visible only at finalize, so a failure at any
     // step leaves the database as it was.
+    // A commit that times out is sent again (up to ten times) rather than failed: the engine may
+    // have applied it, and SQLite would roll back what the engine then holds.
     Status commit(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages) override;
 
     // After a commit (or finalize) failed with depot/head_fence_mismatch: whether the engine
@@ -66,7 +68,7 @@ class EnvoyPageStore final : public PageStore {
 
   private:
     Status commit_staged(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages);
-    Status settle_fenced(Error error, const std::vector<PageDigest>& written);
+    Status settle_fenced(Error error, const std::vector<PageDigest>& written, bool sent_again);
 
     envoy::EnvoyHandle envoy_;
     boost::asio::any_io_executor io_;

@@ -134,6 +134,9 @@ struct ActorContextInner {
     bool save_requested_immediate = false;
     std::optional<Instant> save_max_wait_deadline;
     std::optional<Instant> last_save_at;
+    // Saves that failed in a row: the first is retried at once, the next ones back off
+    // (save_deadline), so storage that fails fast is not hammered by a loop.
+    std::uint32_t save_failures_in_a_row = 0;
     rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
     std::vector<std::function<void(const RequestSaveOpts&)>> request_save_hooks;
     std::set<std::string> pending_hibernation_updates;

@@ -83,6 +83,13 @@ boost::asio::awaitable<Status> ActorContext::request_save_and_wait(RequestSaveOp
 Instant ActorContext::save_deadline(bool immediate) const {
     const auto& s = *p_;
     const Instant now = s.clock->now();
+    if (s.save_failures_in_a_row >= 2) {
+        // 50 ms after the second failure in a row, doubling up to a second.
+        const auto backoff = std::min<rt::Clock::duration>(
+            std::chrono::milliseconds(50 << std::min<std::uint32_t>(s.save_failures_in_a_row - 2, 5)),
+            std::chrono::seconds(1));
+        return now + backoff;
+    }
     if (immediate || s.save_requested_immediate)
         return now;
     const auto interval =
@@ -348,6 +355,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_with_revision(
     s.persist_busy = true;
     Status result = co_await self.save_state_exclusive(std::move(deltas), revision);
     s.persist_busy = false;
+    s.save_failures_in_a_row = result.ok() ? 0 : s.save_failures_in_a_row + 1;
     s.save_progress.notify_waiters();
     co_return result;
 }

@@ -447,5 +447,95 @@ TEST(ActorTaskSave, a_state_whose_write_failed_is_written_by_the_next_save) {
     }());
 }
 
+// Not an upstream twin (found by the stack simulation): a save whose write fails at once (the
+// envoy shut down, a fenced generation) was retried at once, forever, without time passing — a
+// busy loop that hammered the storage and starved the stop's grace deadline. The first retry is
+// still immediate; further ones back off, 50 ms doubling up to a second.
+TEST(ActorTaskSave, saves_that_keep_failing_back_off) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    auto ctx = new_with_kv(rt, "actor-backoff-save", "task-backoff-save", kv);
+    ActorConfig config;
+    config.state_save_interval = 50ms;
+    auto factory = make_factory(config, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                std::vector<StateDelta> deltas;
+                deltas.push_back(StateDelta::actor_state(Bytes{9}));
+                s->reply.send(std::move(deltas));
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-backoff-save", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        const std::size_t at_start = kv->started;
+        kv->fail_next = 1000;
+        ctx.request_save({});
+        co_await rt.clock().advance(50ms);
+        for (int i = 0; i < 50; ++i)
+            co_await rt::yield_now();
+        EXPECT_EQ(kv->started, at_start + 2) << "the first failure is retried at once, then waits";
+        co_await rt.clock().advance(49ms);
+        EXPECT_EQ(kv->started, at_start + 2);
+        co_await rt.clock().advance(1ms);
+        EXPECT_EQ(kv->started, at_start + 3) << "50 ms after the second failure";
+        co_await rt.clock().advance(100ms);
+        EXPECT_EQ(kv->started, at_start + 4) << "then 100 ms";
+        co_await rt.clock().advance(10s);
+        EXPECT_LE(kv->started, at_start + 4 + 3 + 10) << "at most one attempt a second";
+        kv->fail_next = 0;
+        co_await rt.clock().advance(1s);
+        auto stored = stored_actor(kv->inner);
+        CO_ASSERT(stored.has_value());
+        EXPECT_EQ(stored->state, Bytes{9});
+        EXPECT_FALSE(ctx.save_requested());
+
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+    }());
+}
+
+// Not an upstream twin (found by the stack simulation): a sleep whose final save failed once
+// reported the actor stopped and lost what that save carried. The final save is tried again.
+TEST(ActorTaskSave, a_final_save_that_fails_once_is_tried_again) {
+    rt::TestRuntime rt;
+    auto kv = std::make_shared<GatedKv>();
+    auto ctx = new_with_kv(rt, "actor-final-retry", "task-final-retry", kv);
+    ActorConfig config;
+    config.state_save_interval = 10s;
+    auto factory = make_factory(config, [](ActorStart start) -> Task<Status> {
+        ActorEvents events = std::move(start.events);
+        while (auto ev = co_await events.recv()) {
+            if (auto* s = std::get_if<event::SerializeState>(&*ev)) {
+                std::vector<StateDelta> deltas;
+                deltas.push_back(StateDelta::actor_state(Bytes{5}));
+                s->reply.send(std::move(deltas));
+            }
+        }
+        co_return Status{};
+    });
+    auto wired = new_wired_task("actor-final-retry", ctx, factory);
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        kv->fail_next = 2;
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Sleep))
+                      .ok());
+        auto stored = stored_actor(kv->inner);
+        CO_ASSERT(stored.has_value());
+        EXPECT_EQ(stored->state, Bytes{5});
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+    }());
+}
+
 }  // namespace
 }  // namespace rivetkit::core::test
