@@ -188,6 +188,7 @@ class StackSim {
         bool restarted = false;
         bool graceful = true;
         std::int64_t crash_ms = 0;
+        std::int64_t restart_ms = 0;  // the latest restart
         std::int64_t disrupted_ms = -1;  // earliest disruption of its host's connection
         bool storage_failed = false;
         std::uint64_t restarts = 0;  // never reset: a read-back that raced a restart is redone
@@ -450,6 +451,7 @@ void StackSim::crash_host(int h) {
         Model& m = models_[a];
         m.crash_ms = m.restarted && !m.graceful ? std::min(m.crash_ms, now_ms()) : now_ms();
         m.restarted = true;
+        m.restart_ms = now_ms();
         ++m.restarts;
         m.graceful = false;
         stops_sent_.erase({actor_id(a), actor.generation});
@@ -519,6 +521,7 @@ void StackSim::on_event(int h, const proto::EventWrapper& e) {
             actor.host = -1;
             Model& m = models_[a];
             m.restarted = true;  // graceful: the actor saved before it reported Stopped
+            m.restart_ms = now_ms();
             ++m.restarts;
         }
     } else if (const auto* intent = e.inner.get_if<proto::EventActorIntent>()) {
@@ -906,11 +909,12 @@ asio::awaitable<bool> StackSim::read_back(int a) {
     }
     const std::int64_t horizon = m.crash_ms - kSaveInterval.count() - 1;
     // Saved by a save tick before the crash: in memory more than a save interval before it,
-    // while the host's connection carried its writes. A graceful stop saves everything.
+    // while the host's connection carried its writes. A graceful stop saves everything that was
+    // in memory when it came (not what a later generation was told since).
     auto kept = [&](std::int64_t at_ms) {
         if (m.storage_failed)
             return false;
-        return m.graceful ||
+        return (m.graceful && at_ms <= m.restart_ms) ||
                (at_ms < horizon &&
                 (m.disrupted_ms < 0 || at_ms + kSaveInterval.count() < m.disrupted_ms));
     };
@@ -932,6 +936,8 @@ asio::awaitable<bool> StackSim::read_back(int a) {
     m.settled_upper = *count;
     m.settled_at_ms = now_ms();
     m.restarts = restarts;
+    if (!can_send(actors_[a].host))
+        m.disrupted_ms = now_ms();  // its host's writes are not reaching the engine now
     co_return true;
 }
 
@@ -1063,6 +1069,7 @@ asio::awaitable<void> StackSim::run() {
                 if (actors_[a].phase != Phase::Stopped)
                     violation(who(a) + "#" + std::to_string(generation) + " never stopped");
                 models_[a].restarted = true;
+                models_[a].restart_ms = now_ms();
                 ++models_[a].restarts;
             }
         }
