@@ -231,15 +231,14 @@ boost::asio::awaitable<Status> ActorTask::save_final_state(ShutdownKind reason) 
         }
     }
     Status saved = co_await ctx.save_state(std::move(deltas));
-    // A failed final save is tried again, three times over 700 ms: what it could not write stays
-    // pending for the next save, and a stop that gives up loses it.
+    // A failed final save is tried again, up to three more times (at once: shutdown waits on
+    // events, never on timers): what it could not write stays pending for the next save, and a
+    // stop that gives up loses it.
     for (int retry = 0; !saved.ok() && retry < 3; ++retry) {
         log::warn("actor final save failed, trying again",
                   {{"actor_id", ctx.actor_id()},
                    {"attempt", retry + 2},
                    {"error", saved.error().to_string()}});
-        auto waiting = ctx.clock().sleep_for(std::chrono::milliseconds(100 << retry));
-        co_await std::move(waiting);
         saved = co_await ctx.save_state({});
     }
     co_return saved;
