@@ -59,10 +59,14 @@ export RIVETKIT_INTEROP_FANOUT_EVENTS=250
 # The envoy's frame simulation: 500 seeds (~105 s under the sanitizers; 1,000 take 12 s in a plain
 # build and 210 s here), beside the runtime simulation's 1,000.
 export RIVETKIT_ENVOY_SIM_SEEDS=500
+# The whole-host simulation (registries, envoys, SQLite on lockstep workers): 40 seeds here
+# (ASAN_SECONDS s under the sanitizers; 1,000 take ~70 s in a plain build).
+export RIVETKIT_STACK_SIM_SEEDS=40
 phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$tests_jobs" \
     -E '^Encodings/(Examples|Interop|InteropFanout|QueueInterop)\.[^ ]*/(json|cbor)( |$)'
 
-unset ASAN_OPTIONS UBSAN_OPTIONS RIVETKIT_INTEROP_FANOUT_EVENTS RIVETKIT_ENVOY_SIM_SEEDS
+unset ASAN_OPTIONS UBSAN_OPTIONS RIVETKIT_INTEROP_FANOUT_EVENTS RIVETKIT_ENVOY_SIM_SEEDS \
+    RIVETKIT_STACK_SIM_SEEDS
 
 await "fuzz build"
 phase "fuzz (bounded)" "$here/fuzz.sh" run
