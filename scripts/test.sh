@@ -60,7 +60,7 @@ export RIVETKIT_INTEROP_FANOUT_EVENTS=250
 # build and 210 s here), beside the runtime simulation's 1,000.
 export RIVETKIT_ENVOY_SIM_SEEDS=500
 # The whole-host simulation (registries, envoys, SQLite on lockstep workers): 40 seeds here
-# (ASAN_SECONDS s under the sanitizers; 1,000 take ~70 s in a plain build).
+# (~55 s under the sanitizers; 1,000 take ~70 s in a plain build).
 export RIVETKIT_STACK_SIM_SEEDS=40
 phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$tests_jobs" \
     -E '^Encodings/(Examples|Interop|InteropFanout|QueueInterop)\.[^ ]*/(json|cbor)( |$)'

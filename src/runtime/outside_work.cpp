@@ -35,9 +35,10 @@ struct Gate {
     std::uint64_t serving = 1;      // the ticket whose worker may act
 };
 
+// Never destroyed: worker threads may still use it while statics are torn down at exit.
 Gate& gate() {
-    static Gate g;
-    return g;
+    static Gate* g = new Gate;
+    return *g;
 }
 
 }  // namespace
@@ -48,6 +49,7 @@ void enable(bool on) noexcept {
     g.next_ticket = 1;
     g.serving = 1;
     g.on.store(on, std::memory_order_release);
+    g.turn.notify_all();  // nobody waits for a turn once lockstep is off
 }
 
 bool enabled() noexcept { return gate().on.load(std::memory_order_acquire); }
@@ -70,7 +72,7 @@ void wait_turn(std::uint64_t ticket) noexcept {
     if (ticket == 0 || !g.on.load(std::memory_order_acquire))
         return;
     std::unique_lock lock(g.mutex);
-    g.turn.wait(lock, [&] { return g.serving >= ticket; });
+    g.turn.wait(lock, [&] { return !g.on.load(std::memory_order_relaxed) || g.serving >= ticket; });
 }
 
 void hand_back() noexcept {
@@ -87,7 +89,9 @@ void settle() noexcept {
     if (!g.on.load(std::memory_order_acquire))
         return;
     std::unique_lock lock(g.mutex);
-    g.turn.wait(lock, [&] { return g.serving >= g.next_ticket; });
+    g.turn.wait(lock, [&] {
+        return !g.on.load(std::memory_order_relaxed) || g.serving >= g.next_ticket;
+    });
 }
 
 }  // namespace lockstep

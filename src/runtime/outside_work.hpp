@@ -13,7 +13,7 @@
 // the wake of a worker blocked on the io thread) takes a ticket; workers run in ticket order, each
 // until it hands back (its job's last post to the io_context is made, or it blocks on the io
 // thread). The driving thread waits for every ticket to be handed back before each handler, and
-// right after each hand-off it makes. Off, every call is one relaxed atomic load.
+// right after each hand-off it makes. Off, every call is one atomic load.
 
 #include <cstddef>
 #include <cstdint>

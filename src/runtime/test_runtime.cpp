@@ -41,7 +41,26 @@ void TestRuntime::run_main(asio::awaitable<void> main) {
 
 void TestRuntime::advance(VirtualClock::duration d) { block_on(clock_.advance(d)); }
 
+namespace {
+// Marks this thread as the one driving `counter`'s runtime for a scope (OutsideWork, lockstep).
+class Driving {
+  public:
+    explicit Driving(std::size_t* counter)
+        : slot_(detail::outside_work_counter()), previous_(slot_) {
+        slot_ = counter;
+    }
+    ~Driving() { slot_ = previous_; }
+    Driving(const Driving&) = delete;
+    Driving& operator=(const Driving&) = delete;
+
+  private:
+    std::size_t*& slot_;
+    std::size_t* previous_;
+};
+}  // namespace
+
 void TestRuntime::run_until_idle() {
+    Driving driving(&outside_work_);
     const bool never = false;
     poll_ready(never);
 }
@@ -63,14 +82,7 @@ std::size_t TestRuntime::poll_ready(const bool& done) {
 
 void TestRuntime::drive(const bool& done) {
     // Waits marked OutsideWork on this thread count here while this runtime drives it.
-    std::size_t*& counter = detail::outside_work_counter();
-    std::size_t* const previous = counter;
-    counter = &outside_work_;
-    struct Restore {
-        std::size_t*& counter;
-        std::size_t* previous;
-        ~Restore() { counter = previous; }
-    } restore{counter, previous};
+    Driving driving(&outside_work_);
     for (;;) {
         if (poll_ready(done) > 0 || done) {
             if (done) return;

@@ -40,7 +40,9 @@ asio::thread_pool& worker_pool() {
 
 // The pool of databases opened in lockstep (a deterministic simulation, runtime/outside_work.hpp):
 // there a job handed to the pool must start at once, even while other workers are blocked on the
-// io thread that waits for it to settle, so it has more threads than a simulation has databases.
+// io thread that waits for it to settle, so it has more threads than a simulation has jobs
+// blocked at once (it is shared by every run of the process; wait_for_workers does not cover it:
+// a simulation settles its workers itself).
 asio::thread_pool& lockstep_pool() {
     static asio::thread_pool pool(64);
     return pool;
@@ -344,6 +346,8 @@ class JobQueue : public std::enable_shared_from_this<JobQueue> {
             job->run();
         } catch (const std::exception& e) {
             log::error("sqlite job failed", {{"error", e.what()}});
+        } catch (...) {
+            log::error("sqlite job failed", {{"error", "unknown exception"}});
         }
         job.reset();
         bool more = false;

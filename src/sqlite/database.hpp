@@ -67,9 +67,8 @@ class Session {
 class JobQueue;
 
 // Blocks until every job the worker pool started before the call has returned (jobs waiting in a
-// database's queue behind a running one included), the tail that
-// hands its result to the caller's executor included (that tail still touches the caller's
-// io_context after the caller may already have resumed). An owner of an io_context whose actors
+// database's queue behind a running one included), with its last step: the post that hands its
+// result to the caller's io_context (a job may still be in it when that io_context stops). An owner of an io_context whose actors
 // used databases calls it after its io_context stopped and before destroying it. False when
 // `bound` passed first (a job blocked, e.g. on a page read its stopped io_context never answers).
 bool wait_for_workers(std::chrono::milliseconds bound);

@@ -22,33 +22,35 @@ namespace {
 // In lockstep the worker hands back while it waits, and the handler that wakes it hands it off.
 template <typename T, typename Make>
 Result<T> block_on(const asio::any_io_executor& io, Make make) {
-    struct Wake {
-        std::promise<Result<T>> promise;
-        std::uint64_t ticket = 0;  // lockstep's, taken by the handler that wakes this worker
-    };
-    auto wake = std::make_shared<Wake>();
-    auto future = wake->promise.get_future();
+    // Only the handler owns the promise: a handler destroyed unrun breaks it. The wake carries
+    // lockstep's ticket, taken by the handler that wakes this worker.
+    using Wake = std::pair<Result<T>, std::uint64_t>;
+    auto promise = std::make_shared<std::promise<Wake>>();
+    auto future = promise->get_future();
     auto job = [make = std::move(make)]() mutable -> asio::awaitable<std::optional<Result<T>>> {
         auto op = make();
         Result<T> r = co_await std::move(op);
         co_return std::optional<Result<T>>(std::move(r));
     };
     asio::co_spawn(io, std::move(job),
-                   [wake](std::exception_ptr e, std::optional<Result<T>> r) {
-                       wake->ticket = rt::lockstep::hand_off();
+                   [promise = std::move(promise)](std::exception_ptr e,
+                                                  std::optional<Result<T>> r) {
+                       const std::uint64_t ticket = rt::lockstep::hand_off();
                        if (e || !r) {
-                           wake->promise.set_value(Result<T>(Error(
-                               "sqlite", "internal_error", "page request failed with an exception")));
+                           promise->set_value(Wake(
+                               Result<T>(Error("sqlite", "internal_error",
+                                               "page request failed with an exception")),
+                               ticket));
                        } else {
-                           wake->promise.set_value(std::move(*r));
+                           promise->set_value(Wake(std::move(*r), ticket));
                        }
                        rt::lockstep::after_hand_off();
                    });
     rt::lockstep::hand_back();
     try {
-        Result<T> out = future.get();
-        rt::lockstep::wait_turn(wake->ticket);
-        return out;
+        Wake woken = future.get();
+        rt::lockstep::wait_turn(woken.second);
+        return std::move(woken.first);
     } catch (const std::future_error&) {
         rt::lockstep::wait_turn(rt::lockstep::hand_off());  // no handler woke this worker
         return Error("sqlite", "unavailable", "the envoy stopped before the page request ran");
@@ -59,9 +61,14 @@ Result<T> block_on(const asio::any_io_executor& io, Make make) {
 // Every other answer is definite, and a lost connection keeps the request to send it again.
 bool outcome_unknown(const Error& e) { return e.is("sqlite", "timeout"); }
 
-// A commit whose outcome stays unknown is sent this many times (each waits the envoy's
-// sqlite_request_timeout) before its error goes back to SQLite.
-constexpr int kUnknownOutcomeTries = 10;
+// A commit whose outcome stays unknown is sent this many times in all (each waits the envoy's
+// sqlite_request_timeout) before its error goes back to SQLite: a worker is not held for long.
+constexpr int kUnknownOutcomeTries = 3;
+
+// Errors after which a read-back cannot help: the envoy or its io_context is gone.
+bool store_gone(const Error& e) {
+    return e.is("sqlite", "unavailable") || e.group() == "envoy";
+}
 // Read-backs of a commit whose reply was lost, before its outcome is given up as unknown.
 constexpr int kReadBackTries = 5;
 
@@ -119,11 +126,16 @@ Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& w
         // leaves the commit's outcome unknown, and the next commit fenced.
         auto got = read();
         for (int tries = 1; !got.ok() && tries < kReadBackTries &&
-                            !got.error().is("depot", "generation_fence_mismatch");
+                            !got.error().is("depot", "generation_fence_mismatch") &&
+                            !got.error().is("depot", "database_not_found") &&
+                            !store_gone(got.error());
              ++tries)
             got = read();
-        if (!got.ok())
+        if (!got.ok()) {
+            if (got.error().is("depot", "database_not_found"))
+                return false;  // nothing was ever committed, so neither was this
             return std::move(got).error();
+        }
         if (!got->head_txid || (seen && *got->head_txid <= *seen))
             return false;
         if (head && *head != *got->head_txid)
@@ -152,7 +164,8 @@ Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& w
 // stage it already published with something else than a fence mismatch).
 Status EnvoyPageStore::settle_fenced(Error error, const std::vector<PageDigest>& written,
                                      bool sent_again) {
-    if (written.empty() || (!error.is("depot", "head_fence_mismatch") && !sent_again))
+    if (written.empty() || store_gone(error) ||
+        (!error.is("depot", "head_fence_mismatch") && !sent_again))
         return error;
     auto applied = commit_was_applied(written);
     if (applied.ok() && *applied) {

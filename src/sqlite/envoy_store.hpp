@@ -55,11 +55,12 @@ class EnvoyPageStore final : public PageStore {
     // Up to kSingleCommitMaxPages pages in one request; more as a staged commit (begin, one
     // request per segment, finalize) that becomes visible only at finalize, so a failure at any
     // step leaves the database as it was.
-    // A commit that times out is sent again (up to ten times) rather than failed: the engine may
-    // have applied it, and SQLite would roll back what the engine then holds.
+    // A commit that times out is sent again (three sends in all) rather than failed: the engine
+    // may have applied it, and SQLite would roll back what the engine then holds.
     Status commit(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages) override;
 
-    // After a commit (or finalize) failed with depot/head_fence_mismatch: whether the engine
+    // After a commit (or finalize) failed with depot/head_fence_mismatch, or failed at all after
+    // it was sent again because its outcome was unknown: whether the engine
     // already holds exactly these pages at a head newer than the one this store last saw — the
     // commit was applied and only its reply was lost (the envoy re-sends a request in flight
     // across a reconnect, and the engine fences the second copy). Adopts the engine's head then.
