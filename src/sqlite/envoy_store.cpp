@@ -72,6 +72,23 @@ bool store_gone(const Error& e) {
 // Read-backs of a commit whose reply was lost, before its outcome is given up as unknown.
 constexpr int kReadBackTries = 5;
 
+// Sends a commit (or a finalize) until its outcome is known, at most kUnknownOutcomeTries times:
+// the last answer, and whether the request went out more than once.
+template <typename T, typename Send>
+std::pair<Result<T>, bool> send_until_known(const std::string& actor_id, const char* what,
+                                            Send send) {
+    for (int attempt = 1;; ++attempt) {
+        Result<T> result = send();
+        if (result.ok() || !outcome_unknown(result.error()) || attempt == kUnknownOutcomeTries)
+            return {std::move(result), attempt > 1};
+        log::warn("sqlite commit outcome unknown, sending it again",
+                  {{"actor_id", actor_id},
+                   {"request", what},
+                   {"attempt", attempt},
+                   {"error", result.error().to_string()}});
+    }
+}
+
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -211,26 +228,19 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
         return commit_staged(std::move(pages), db_size_pages);
     envoy::SqliteFence fence{generation_, head_txid_};
     const auto written = digest_pages(pages);
-    for (int attempt = 1;; ++attempt) {
-        // The pages stay here until the outcome is known: a commit that timed out is sent again.
-        envoy::SqliteCommit request{pages, db_size_pages, now_ms()};
-        auto committed = block_on<std::optional<std::uint64_t>>(
-            io_, [envoy = envoy_, actor = actor_id_, request = std::move(request), fence]() mutable {
-                return envoy.sqlite_commit(actor, std::move(request), fence);
-            });
-        if (committed.ok()) {
-            if (*committed)
-                head_txid_ = *committed;
-            return {};
-        }
-        Error error = std::move(committed).error();
-        if (outcome_unknown(error) && attempt < kUnknownOutcomeTries) {
-            log::warn("sqlite commit outcome unknown, sending it again",
-                      {{"actor_id", actor_id_}, {"attempt", attempt}, {"error", error.to_string()}});
-            continue;
-        }
-        return settle_fenced(std::move(error), written, attempt > 1);
-    }
+    // The pages stay here until the outcome is known: a commit that timed out is sent again.
+    auto [committed, sent_again] = send_until_known<std::optional<std::uint64_t>>(
+        actor_id_, "commit", [&] {
+            envoy::SqliteCommit request{pages, db_size_pages, now_ms()};
+            return block_on<std::optional<std::uint64_t>>(
+                io_, [envoy = envoy_, actor = actor_id_, request = std::move(request),
+                      fence]() mutable { return envoy.sqlite_commit(actor, std::move(request), fence); });
+        });
+    if (!committed.ok())
+        return settle_fenced(std::move(committed).error(), written, sent_again);
+    if (*committed)
+        head_txid_ = *committed;
+    return {};
 }
 
 Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
@@ -269,26 +279,18 @@ Status EnvoyPageStore::commit_staged(std::vector<envoy::SqliteDirtyPage> pages,
         }
     }
 
-    std::optional<std::uint64_t> published;
-    for (int attempt = 1;; ++attempt) {
-        auto finalized = block_on<std::optional<std::uint64_t>>(
-            io_, [envoy = envoy_, actor = actor_id_, generation, txid, db_size_pages,
-                  now = now_ms(), first_pgnos]() mutable {
-                return envoy.sqlite_commit_finalize(actor, generation, txid, db_size_pages, now,
-                                                    std::move(first_pgnos));
-            });
-        if (finalized.ok()) {
-            published = *finalized;
-            break;
-        }
-        Error error = std::move(finalized).error();
-        if (outcome_unknown(error) && attempt < kUnknownOutcomeTries) {
-            log::warn("sqlite commit finalize outcome unknown, sending it again",
-                      {{"actor_id", actor_id_}, {"attempt", attempt}, {"error", error.to_string()}});
-            continue;
-        }
-        return settle_fenced(std::move(error), written, attempt > 1);
-    }
+    auto [finalized, sent_again] = send_until_known<std::optional<std::uint64_t>>(
+        actor_id_, "finalize", [&] {
+            return block_on<std::optional<std::uint64_t>>(
+                io_, [envoy = envoy_, actor = actor_id_, generation, txid, db_size_pages,
+                      now = now_ms(), first_pgnos]() mutable {
+                    return envoy.sqlite_commit_finalize(actor, generation, txid, db_size_pages,
+                                                        now, std::move(first_pgnos));
+                });
+        });
+    if (!finalized.ok())
+        return settle_fenced(std::move(finalized).error(), written, sent_again);
+    const std::optional<std::uint64_t> published = *finalized;
     head_txid_ = published.value_or(txid);
     log::debug("sqlite staged commit published",
                {{"actor_id", actor_id_},

@@ -267,6 +267,7 @@ class StackSim {
     asio::awaitable<void> deliver_later(int h, std::uint64_t connection, proto::ToEnvoy message,
                                         std::chrono::milliseconds delay);
     void lose_connection(int h, const char* how);
+    void connection_gone(int h);
     void disrupted(int h);
     void command(int a, proto::Command cmd);
     void start_actor(int a);
@@ -409,8 +410,12 @@ void StackSim::lose_connection(int h, const char* how) {
         host.conn->close_from_engine(1011, "ws.going_away#sim");
     else
         host.conn->drop();
-    host.conn.reset();
-    host.connection = 0;
+    connection_gone(h);
+}
+
+void StackSim::connection_gone(int h) {
+    hosts_[h].conn.reset();
+    hosts_[h].connection = 0;
     disrupted(h);
     // The gateway answers what was in flight on it with an error.
     for (auto& [rid, r] : requests_) {
@@ -499,13 +504,7 @@ asio::awaitable<void> StackSim::host_loop(int h) {
     while (!stopping_ && !host.dead) {
         if (host.conn && (host.conn->aborted || host.conn->closed_by_envoy)) {
             note("host " + std::to_string(h) + " left its connection");
-            host.conn.reset();
-            host.connection = 0;
-            disrupted(h);
-            for (auto& [rid, r] : requests_) {
-                if (r.host == h && !r.done)
-                    r.done = true;
-            }
+            connection_gone(h);
         }
         if (!host.conn) {
             auto accepting = host.transport->accept(clock(), 1000ms);
@@ -664,58 +663,14 @@ void StackSim::handle_kv(int h, proto::ToRivetKvRequest request) {
                            !request.data.is<proto::KvListRequest>();
         if (write && fail_writes_ > 0) {
             --fail_writes_;
- ++stats_.failed_writes;
+            ++stats_.failed_writes;
             models_[it->second].storage_failed = true;
             note("kv write of " + who(it->second) + " failed");
             response.value = proto::KvErrorResponse{"injected by the simulation"};
         } else if (!write && chance(0.02)) {
             response.value = proto::KvErrorResponse{"injected by the simulation"};
-        } else if (auto* put = request.data.get_if<proto::KvPutRequest>()) {
-            for (std::size_t i = 0; i < put->keys.size() && i < put->values.size(); ++i)
-                store[put->keys[i]] = put->values[i];
-            response.value = proto::KvPutResponse{};
-        } else if (auto* get = request.data.get_if<proto::KvGetRequest>()) {
-            proto::KvGetResponse out;
-            for (const auto& k : get->keys) {
-                if (auto found = store.find(k); found != store.end()) {
-                    out.keys.push_back(k);
-                    out.values.push_back(found->second);
-                    out.metadata.push_back(proto::KvMetadata{{}, 0});
-                }
-            }
-            response.value = std::move(out);
-        } else if (auto* list = request.data.get_if<proto::KvListRequest>()) {
-            proto::KvListResponse out;
-            std::vector<std::pair<Bytes, Bytes>> hits;
-            for (const auto& [k, v] : store) {
-                bool in = true;
-                if (const auto* range = list->query.get_if<proto::KvListRangeQuery>())
-                    in = k >= range->start && (range->exclusive ? k < range->end : k <= range->end);
-                else if (const auto* prefix = list->query.get_if<proto::KvListPrefixQuery>())
-                    in = k.size() >= prefix->key.size() &&
-                         std::equal(prefix->key.begin(), prefix->key.end(), k.begin());
-                if (in)
-                    hits.emplace_back(k, v);
-            }
-            if (list->reverse.value_or(false))
-                std::reverse(hits.begin(), hits.end());
-            if (list->limit && hits.size() > *list->limit)
-                hits.resize(*list->limit);
-            for (auto& [k, v] : hits) {
-                out.keys.push_back(k);
-                out.values.push_back(v);
-                out.metadata.push_back(proto::KvMetadata{{}, 0});
-            }
-            response.value = std::move(out);
-        } else if (auto* del = request.data.get_if<proto::KvDeleteRequest>()) {
-            for (const auto& k : del->keys)
-                store.erase(k);
-            response.value = proto::KvDeleteResponse{};
-        } else if (auto* range = request.data.get_if<proto::KvDeleteRangeRequest>()) {
-            store.erase(store.lower_bound(range->start), store.lower_bound(range->end));
-            response.value = proto::KvDeleteResponse{};
         } else {
-            response.value = proto::KvErrorResponse{"unsupported by the simulation"};
+            response = apply_kv(store, request.data);
         }
     }
     answer(h, proto::ToEnvoy{proto::ToEnvoyKvResponse{request.request_id, std::move(response)}});
@@ -752,7 +707,7 @@ void StackSim::handle_sqlite(int h, proto::ToRivet& message) {
             return false;
         --fail_writes_;
         const int a = actor_index_.at(id);
- ++stats_.failed_writes;
+        ++stats_.failed_writes;
         models_[a].storage_failed = true;
         note("page commit of " + who(a) + " failed");
         return true;

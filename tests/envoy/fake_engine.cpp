@@ -1,5 +1,7 @@
 #include "fake_engine.hpp"
 
+#include <algorithm>
+
 #include "runtime/timeout.hpp"
 
 namespace rivetkit::envoy::testing {
@@ -125,6 +127,58 @@ asio::awaitable<std::shared_ptr<FakeConnection>> FakeEngine::accept(
     if (!got || !*got)
         co_return nullptr;
     co_return std::move(**got);
+}
+
+proto::KvResponseData apply_kv(std::map<Bytes, Bytes>& store, const proto::KvRequestData& request) {
+    proto::KvResponseData response;
+    if (const auto* put = request.get_if<proto::KvPutRequest>()) {
+        for (std::size_t i = 0; i < put->keys.size() && i < put->values.size(); ++i)
+            store[put->keys[i]] = put->values[i];
+        response.value = proto::KvPutResponse{};
+    } else if (const auto* get = request.get_if<proto::KvGetRequest>()) {
+        proto::KvGetResponse out;
+        for (const auto& k : get->keys) {
+            if (auto found = store.find(k); found != store.end()) {
+                out.keys.push_back(k);
+                out.values.push_back(found->second);
+                out.metadata.push_back(proto::KvMetadata{{}, 0});
+            }
+        }
+        response.value = std::move(out);
+    } else if (const auto* list = request.get_if<proto::KvListRequest>()) {
+        std::vector<std::pair<Bytes, Bytes>> hits;
+        for (const auto& [k, v] : store) {
+            bool in = true;
+            if (const auto* range = list->query.get_if<proto::KvListRangeQuery>())
+                in = k >= range->start && (range->exclusive ? k < range->end : k <= range->end);
+            else if (const auto* prefix = list->query.get_if<proto::KvListPrefixQuery>())
+                in = k.size() >= prefix->key.size() &&
+                     std::equal(prefix->key.begin(), prefix->key.end(), k.begin());
+            if (in)
+                hits.emplace_back(k, v);
+        }
+        if (list->reverse.value_or(false))
+            std::reverse(hits.begin(), hits.end());
+        if (list->limit && hits.size() > *list->limit)
+            hits.resize(*list->limit);
+        proto::KvListResponse out;
+        for (auto& [k, v] : hits) {
+            out.keys.push_back(k);
+            out.values.push_back(v);
+            out.metadata.push_back(proto::KvMetadata{{}, 0});
+        }
+        response.value = std::move(out);
+    } else if (const auto* del = request.get_if<proto::KvDeleteRequest>()) {
+        for (const auto& k : del->keys)
+            store.erase(k);
+        response.value = proto::KvDeleteResponse{};
+    } else if (const auto* range = request.get_if<proto::KvDeleteRangeRequest>()) {
+        store.erase(store.lower_bound(range->start), store.lower_bound(range->end));
+        response.value = proto::KvDeleteResponse{};
+    } else {
+        response.value = proto::KvErrorResponse{"unsupported by the engine model"};
+    }
+    return response;
 }
 
 proto::ToEnvoy init_message(std::int64_t lost_threshold_ms) {

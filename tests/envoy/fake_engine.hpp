@@ -4,6 +4,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ boost::asio::awaitable<std::optional<T>> FakeConnection::next_of(rt::Clock& cloc
 }
 
 proto::ToEnvoy init_message(std::int64_t lost_threshold_ms = 15'000);
+
+// An engine model's KV for one actor: applies a KV request (get, list, put, delete, delete
+// range) to `store` and answers as the engine does.
+proto::KvResponseData apply_kv(std::map<Bytes, Bytes>& store, const proto::KvRequestData& request);
 proto::ToEnvoy start_command(const std::string& actor_id, std::uint32_t generation,
                              std::int64_t index, const std::string& name = "counter");
 proto::ToEnvoy stop_command(const std::string& actor_id, std::uint32_t generation,

@@ -224,26 +224,8 @@ void Sim::handle_kv(proto::ToRivetKvRequest request) {
     proto::KvResponseData response;
     if (chance(0.04)) {
         response.value = proto::KvErrorResponse{"injected by the simulation"};
-    } else if (auto* put = request.data.get_if<proto::KvPutRequest>()) {
-        for (std::size_t i = 0; i < put->keys.size() && i < put->values.size(); ++i)
-            store[put->keys[i]] = put->values[i];
-        response.value = proto::KvPutResponse{};
-    } else if (auto* get = request.data.get_if<proto::KvGetRequest>()) {
-        proto::KvGetResponse out;
-        for (const auto& k : get->keys) {
-            if (auto it = store.find(k); it != store.end()) {
-                out.keys.push_back(k);
-                out.values.push_back(it->second);
-                out.metadata.push_back(proto::KvMetadata{{}, 0});
-            }
-        }
-        response.value = std::move(out);
-    } else if (auto* del = request.data.get_if<proto::KvDeleteRequest>()) {
-        for (const auto& k : del->keys)
-            store.erase(k);
-        response.value = proto::KvDeleteResponse{};
     } else {
-        response.value = proto::KvErrorResponse{"unsupported by the simulation"};
+        response = apply_kv(store, request.data);
     }
     send(proto::ToEnvoy{proto::ToEnvoyKvResponse{request.request_id, std::move(response)}},
          std::chrono::milliseconds(chance(0.3) ? between(1, 400) : 0));
