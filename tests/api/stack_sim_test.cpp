@@ -1170,6 +1170,23 @@ asio::awaitable<void> StackSim::run() {
     note("answered requests: " + std::to_string(stats_.answered));
 }
 
+// One seeded run, start to end, with its workers in lockstep.
+struct Outcome {
+    std::vector<std::string> violations;
+    std::vector<std::string> trace;
+    Stats stats;
+};
+Outcome run_seed(std::uint64_t seed) {
+    rt::TestRuntime runtime;
+    StackSim sim(seed, runtime);
+    {
+        rt::lockstep::Scope lockstep;
+        runtime.block_on(sim.run());
+        runtime.run_until_idle();  // settles every worker too
+    }
+    return Outcome{sim.violations(), sim.trace(), sim.stats()};
+}
+
 std::uint64_t env_or(const char* name, std::uint64_t fallback) {
     const char* v = std::getenv(name);
     return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
@@ -1184,25 +1201,19 @@ TEST(StackSimulation, SeededFaultsAcrossTheWholeHostKeepEveryPromise) {
     std::uint64_t failed = 0;
     Stats total;
     for (std::uint64_t seed = first; seed < first + seeds; ++seed) {
-        rt::TestRuntime runtime;
-        StackSim sim(seed, runtime);
-        {
-            rt::lockstep::Scope lockstep;
-            runtime.block_on(sim.run());
-            runtime.run_until_idle();  // settles every worker too
-        }
-        total.add(sim.stats());
+        const Outcome sim = run_seed(seed);
+        total.add(sim.stats);
         if (std::getenv("RIVETKIT_STACK_SIM_TRACE") != nullptr) {
-            for (const auto& t : sim.trace())
+            for (const auto& t : sim.trace)
                 std::printf("  %s\n", t.c_str());
         }
-        if (!sim.violations().empty()) {
+        if (!sim.violations.empty()) {
             ++failed;
             std::ostringstream out;
-            for (const auto& v : sim.violations())
+            for (const auto& v : sim.violations)
                 out << "  " << v << "\n";
             out << "trace:\n";
-            for (const auto& t : sim.trace())
+            for (const auto& t : sim.trace)
                 out << "  " << t << "\n";
             ADD_FAILURE() << "seed " << seed << " (replay: RIVETKIT_STACK_SIM_SEEDS=1 "
                           << "RIVETKIT_STACK_SIM_FIRST_SEED=" << seed << ")\n"
@@ -1237,16 +1248,10 @@ TEST(StackSimulation, ASeedReplaysExactly) {
     rivetkit::log::set_level(rivetkit::log::Level::off);
     std::vector<std::vector<std::string>> traces;
     for (int run = 0; run < 2; ++run) {
-        rt::TestRuntime runtime;
-        StackSim sim(7, runtime);
-        {
-            rt::lockstep::Scope lockstep;
-            runtime.block_on(sim.run());
-            runtime.run_until_idle();
-        }
-        EXPECT_TRUE(sim.violations().empty());
-        EXPECT_GT(sim.stats().answered, 100u);
-        traces.push_back(sim.trace());
+        const Outcome sim = run_seed(7);
+        EXPECT_TRUE(sim.violations.empty());
+        EXPECT_GT(sim.stats.answered, 100u);
+        traces.push_back(sim.trace);
     }
     rivetkit::log::set_level(level);
     ASSERT_EQ(traces[0].size(), traces[1].size());
@@ -1265,17 +1270,11 @@ TEST(StackSimulationFindings, TheSeedsThatFoundBugsKeepEveryPromise) {
     const rivetkit::log::Level level = rivetkit::log::level();
     rivetkit::log::set_level(rivetkit::log::Level::off);
     for (std::uint64_t seed : {37u, 145u, 267u, 3381u}) {
-        rt::TestRuntime runtime;
-        StackSim sim(seed, runtime);
-        {
-            rt::lockstep::Scope lockstep;
-            runtime.block_on(sim.run());
-            runtime.run_until_idle();
-        }
+        const Outcome sim = run_seed(seed);
         std::ostringstream out;
-        for (const auto& v : sim.violations())
+        for (const auto& v : sim.violations)
             out << "  " << v << "\n";
-        EXPECT_TRUE(sim.violations().empty()) << "seed " << seed << "\n" << out.str();
+        EXPECT_TRUE(sim.violations.empty()) << "seed " << seed << "\n" << out.str();
     }
     rivetkit::log::set_level(level);
 }
