@@ -1,6 +1,7 @@
 #include "sqlite/envoy_store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -192,11 +193,37 @@ Status EnvoyPageStore::settle_fenced(Error error, const std::vector<PageDigest>&
                    {"pages", static_cast<unsigned long long>(written.size())}});
         return {};
     }
+    // Fenced by a commit that is not this store's, or no way to tell whether this one landed.
+    if (error.is("depot", "head_fence_mismatch") ||
+        error.is("depot", "generation_fence_mismatch") || !applied.ok())
+        diverge(error);
     return error;
 }
 
+void EnvoyPageStore::diverge(const Error& why) {
+    if (diverged_)
+        return;
+    diverged_ = why;
+    log::error("sqlite page store diverged from the engine; the generation is put to sleep",
+               {{"actor_id", actor_id_},
+                {"generation", static_cast<unsigned long long>(generation_)},
+                {"error", why.to_string()}});
+    if (on_diverged_)
+        asio::post(io_, on_diverged_);
+}
+
+namespace {
+Error diverged_error(const Error& why) {
+    return Error("sqlite", "diverged",
+                 "the engine's database is no longer the one this generation knows (" +
+                     why.to_string() + ")");
+}
+}  // namespace
+
 Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
     const std::vector<std::uint32_t>& pgnos) {
+    if (diverged_)
+        return diverged_error(*diverged_);
     envoy::SqliteFence fence{generation_, head_txid_};
     auto got = block_on<envoy::SqliteGetPagesResult>(
         io_, [envoy = envoy_, actor = actor_id_, pgnos, fence] {
@@ -206,6 +233,9 @@ Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
         // Nothing was ever committed: the engine has no database yet, which reads as empty.
         if (got.error().is("depot", "database_not_found") && !head_txid_)
             return std::vector<std::optional<Bytes>>(pgnos.size());
+        if (got.error().is("depot", "head_fence_mismatch") ||
+            got.error().is("depot", "generation_fence_mismatch"))
+            diverge(got.error());
         return std::move(got).error();
     }
     if (got->head_txid)
@@ -224,6 +254,8 @@ Result<std::vector<std::optional<Bytes>>> EnvoyPageStore::get_pages(
 
 Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
                               std::uint32_t db_size_pages) {
+    if (diverged_)
+        return diverged_error(*diverged_);
     if (pages.size() > kSingleCommitMaxPages)
         return commit_staged(std::move(pages), db_size_pages);
     envoy::SqliteFence fence{generation_, head_txid_};

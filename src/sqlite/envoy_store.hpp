@@ -9,6 +9,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,7 +68,15 @@ class EnvoyPageStore final : public PageStore {
     // Only this generation writes its database, so a match is this store's own commit.
     Result<bool> commit_was_applied(const std::vector<PageDigest>& written);
 
+    // Once the engine's database is not the one this store knows — a commit fenced that was not
+    // this store's own, a stale generation, a commit whose outcome could not be learned — every
+    // later call fails with sqlite/diverged (a write on a stale head would be fenced anyway, or
+    // worse), and `callback` runs once on the io executor: the host puts the generation to sleep,
+    // and the next one starts from what the engine holds. Set before the store is used.
+    void on_diverged(std::function<void()> callback) { on_diverged_ = std::move(callback); }
+
   private:
+    void diverge(const Error& why);
     Status commit_staged(std::vector<envoy::SqliteDirtyPage> pages, std::uint32_t db_size_pages);
     Status settle_fenced(Error error, const std::vector<PageDigest>& written, bool sent_again);
 
@@ -76,6 +85,8 @@ class EnvoyPageStore final : public PageStore {
     std::string actor_id_;
     std::uint32_t generation_;
     std::optional<std::uint64_t> head_txid_;
+    std::optional<Error> diverged_;
+    std::function<void()> on_diverged_;
 };
 
 }  // namespace rivetkit::sqlite

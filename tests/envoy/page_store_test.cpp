@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/this_coro.hpp>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "runtime/outside_work.hpp"
 #include "runtime/spawn.hpp"
 #include "runtime/test_runtime.hpp"
+#include "runtime/yield.hpp"
 #include "sqlite/database.hpp"
 #include "sqlite/envoy_store.hpp"
 
@@ -86,17 +88,16 @@ struct PageEngine {
     }
 };
 
-// Found by the stack simulation (seed 145): a commit whose reply never came timed out, SQLite
-// rolled the transaction back although the engine held it, and every later commit carried a stale
-// head and was fenced — the database could never be written again. The store now sends a commit
-// that timed out again; the engine fences that copy, the store reads the pages back, finds its
-// commit there and adopts the engine's head.
-TEST(EnvoyPageStore, ACommitWhoseReplyNeverCameIsSentAgainAndRecognized) {
+using Body = std::function<asio::awaitable<void>(std::shared_ptr<sqlite::Database>,
+                                                  sqlite::EnvoyPageStore&)>;
+
+// An envoy on a frame-level engine stand-in serving `engine`, a database on its page store, and
+// `body` run against them; on virtual time, SQLite's workers in lockstep.
+void with_database(PageEngine& engine, Body body) {
     const rivetkit::log::Level level = rivetkit::log::level();
     if (std::getenv("RIVETKIT_TEST_LOGS") == nullptr)
         rivetkit::log::set_level(rivetkit::log::Level::off);
     rt::TestRuntime runtime;
-    PageEngine engine;
     {
         rt::lockstep::Scope lockstep;
         runtime.block_on([&]() -> asio::awaitable<void> {
@@ -131,33 +132,12 @@ TEST(EnvoyPageStore, ACommitWhoseReplyNeverCameIsSentAgainAndRecognized) {
             auto opening = sqlite::Database::open("page-store-test#1", store);
             auto db = co_await std::move(opening);
             EXPECT_TRUE(db.ok()) << db.error().to_string();
-            if (!db.ok()) {
-                done = true;
-                handle.shutdown(true);
-                co_return;
+            if (db.ok()) {
+                auto running = body(*db, *store);
+                co_await std::move(running);
+                auto closing = (*db)->close();
+                co_await std::move(closing);
             }
-            auto creating = (*db)->exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)");
-            CO_ASSERT((co_await std::move(creating)).ok());
-            const int before = engine.applied;
-
-            engine.swallow_next_reply = true;
-            auto second = (*db)->exec("INSERT INTO t VALUES (2)");
-            auto inserted = co_await std::move(second);
-            EXPECT_TRUE(inserted.ok()) << inserted.error().to_string();
-            EXPECT_EQ(engine.applied, before + 1) << "applied once";
-            EXPECT_EQ(engine.fenced, 1) << "its second copy was fenced";
-
-            auto third = (*db)->exec("INSERT INTO t VALUES (3)");
-            auto after = co_await std::move(third);
-            EXPECT_TRUE(after.ok()) << after.error().to_string();
-            auto counting = (*db)->query("SELECT count(*) FROM t");
-            auto count = co_await std::move(counting);
-            CO_ASSERT(count.ok());
-            EXPECT_EQ(std::get<std::int64_t>(count->rows.at(0).at(0)), 3);
-            EXPECT_EQ(engine.applied, before + 2);
-
-            auto closing = (*db)->close();
-            co_await std::move(closing);
             done = true;
             handle.shutdown(true);
             auto stopping = handle.wait_stopped();
@@ -166,6 +146,71 @@ TEST(EnvoyPageStore, ACommitWhoseReplyNeverCameIsSentAgainAndRecognized) {
         runtime.run_until_idle();
     }
     rivetkit::log::set_level(level);
+}
+
+// Found by the stack simulation (seed 145): a commit whose reply never came timed out, SQLite
+// rolled the transaction back although the engine held it, and every later commit carried a stale
+// head and was fenced — the database could never be written again. The store now sends a commit
+// that timed out again; the engine fences that copy, the store reads the pages back, finds its
+// commit there and adopts the engine's head.
+TEST(EnvoyPageStore, ACommitWhoseReplyNeverCameIsSentAgainAndRecognized) {
+    PageEngine engine;
+    with_database(engine, [&](std::shared_ptr<sqlite::Database> db,
+                              sqlite::EnvoyPageStore&) -> asio::awaitable<void> {
+        auto creating = db->exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)");
+        CO_ASSERT((co_await std::move(creating)).ok());
+        const int before = engine.applied;
+
+        engine.swallow_next_reply = true;
+        auto second = db->exec("INSERT INTO t VALUES (2)");
+        auto inserted = co_await std::move(second);
+        EXPECT_TRUE(inserted.ok()) << inserted.error().to_string();
+        EXPECT_EQ(engine.applied, before + 1) << "applied once";
+        EXPECT_EQ(engine.fenced, 1) << "its second copy was fenced";
+
+        auto third = db->exec("INSERT INTO t VALUES (3)");
+        auto after = co_await std::move(third);
+        EXPECT_TRUE(after.ok()) << after.error().to_string();
+        auto counting = db->query("SELECT count(*) FROM t");
+        auto count = co_await std::move(counting);
+        CO_ASSERT(count.ok());
+        EXPECT_EQ(std::get<std::int64_t>(count->rows.at(0).at(0)), 3);
+        EXPECT_EQ(engine.applied, before + 2);
+    });
+}
+
+// Found in review: a store whose head went stale (another writer committed, or a commit's outcome
+// could not be learned) was fenced on every later commit, for as long as its generation ran. It
+// now gives up once — later calls fail without reaching the engine — and asks its host to put the
+// generation to sleep, so the next one starts from what the engine holds.
+TEST(EnvoyPageStore, AStoreFencedByAnotherWriterDivergesOnceAndAsksForSleep) {
+    PageEngine engine;
+    with_database(engine, [&](std::shared_ptr<sqlite::Database> db,
+                              sqlite::EnvoyPageStore& store) -> asio::awaitable<void> {
+        int asked = 0;
+        store.on_diverged([&asked] { ++asked; });
+        auto creating = db->exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1)");
+        CO_ASSERT((co_await std::move(creating)).ok());
+        // Another writer moves the engine's head (other bytes on page 1).
+        engine.pages[1] = Bytes(4096, 7);
+        engine.head = engine.head.value_or(0) + 1;
+
+        auto second = db->exec("INSERT INTO t VALUES (2)");
+        auto inserted = co_await std::move(second);
+        EXPECT_FALSE(inserted.ok());
+        const int fenced = engine.fenced;
+        auto third = db->exec("INSERT INTO t VALUES (3)");
+        auto again = co_await std::move(third);
+        EXPECT_FALSE(again.ok());
+        if (!again.ok()) {
+            EXPECT_NE(again.error().to_string().find("diverged"), std::string::npos)
+                << again.error().to_string();
+        }
+        EXPECT_EQ(engine.fenced, fenced) << "no request after the divergence";
+        auto waiting = rt::yield_now();
+        co_await std::move(waiting);
+        EXPECT_EQ(asked, 1);
+    });
 }
 
 }  // namespace

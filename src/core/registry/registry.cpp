@@ -212,9 +212,15 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     // Every record lives in the actor's SQLite database, as rivetkit 2.3.19 keeps it; the engine
     // KV is read once, by the legacy import. The start command's preloaded KV is that legacy
     // layout, so it is not a source of state here.
-    auto database = std::make_shared<ActorSqlite>(
-        actor_id + "#" + std::to_string(start.generation),
-        std::make_shared<sqlite::EnvoyPageStore>(handle, executor_, actor_id, start.generation));
+    auto pages =
+        std::make_shared<sqlite::EnvoyPageStore>(handle, executor_, actor_id, start.generation);
+    // A generation whose pages diverged from the engine's cannot save: it sleeps, and the next
+    // one starts from what the engine holds.
+    pages->on_diverged([handle, actor_id, generation = start.generation] {
+        handle.sleep_actor(actor_id, generation);
+    });
+    auto database = std::make_shared<ActorSqlite>(actor_id + "#" + std::to_string(start.generation),
+                                                  std::move(pages));
     Kv kv(std::make_shared<SqliteActorStore>(actor_id, database,
                                              std::make_shared<EnvoyKv>(handle, actor_id)),
           actor_id);
