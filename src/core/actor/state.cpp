@@ -85,9 +85,9 @@ Instant ActorContext::save_deadline(bool immediate) const {
     const Instant now = s.clock->now();
     if (s.save_failures_in_a_row >= 2) {
         // 50 ms after the second failure in a row, doubling up to a second.
+        const std::uint32_t doublings = std::min<std::uint32_t>(s.save_failures_in_a_row - 2, 5);
         const auto backoff = std::min<rt::Clock::duration>(
-            std::chrono::milliseconds(50 << std::min<std::uint32_t>(s.save_failures_in_a_row - 2, 5)),
-            std::chrono::seconds(1));
+            std::chrono::milliseconds(50 << doublings), std::chrono::seconds(1));
         return now + backoff;
     }
     if (immediate || s.save_requested_immediate)
