@@ -5,11 +5,15 @@
 # per connection, and the budget it is held to (reported, not asserted).
 #
 #   bash bench/memory/run.sh [--actors N] [--conns N] [--ts]   # default 10,000 actors, 1,000 conns
+#   bash bench/memory/run.sh --stand-in [--actors N] [--conns N]
 #
 # --ts runs the same load on upstream's TypeScript host (tests/interop/js/ts_host.mjs, its
 # `counter` actor) instead, for the engine's side of the comparison.
+# --stand-in runs the host against the engine stand-in (stand_in_engine.cpp) instead of engine
+# 2.3.19, which cannot keep more than ~1,500 actors awake on two cores: the host's side only.
 #
 # Env: RIVETKIT_MEMORY_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host),
+#      RIVETKIT_MEMORY_STAND_IN_BIN (default: built beside it),
 #      KEEP_TMP=1 keeps the engine's and host's logs and the raw result.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,12 +23,14 @@ cd "$RIVETKIT_ROOT"
 actors=10000
 conns=1000
 ts=""
+stand_in=""
 while (($#)); do
     case $1 in
         --actors) actors=$2; shift ;;
         --conns) conns=$2; shift ;;
         --ts) ts=1 ;;
-        *) echo "usage: run.sh [--actors N] [--conns N] [--ts]" >&2; exit 2 ;;
+        --stand-in) stand_in=1 ;;
+        *) echo "usage: run.sh [--actors N] [--conns N] [--ts | --stand-in]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -33,8 +39,17 @@ host_bin="${RIVETKIT_MEMORY_HOST_BIN:-}"
 if [[ -z $host_bin && -z $ts ]]; then
     cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
         -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=ON >/dev/null
-    cmake --build build/release -j "$jobs" --target rivetkit-memory-host >/dev/null
+    cmake --build build/release -j "$jobs" --target rivetkit-memory-host rivetkit-memory-stand-in >/dev/null
     host_bin=build/release/bench/memory/rivetkit-memory-host
+fi
+if [[ -n $stand_in ]]; then
+    stand_in_bin="${RIVETKIT_MEMORY_STAND_IN_BIN:-$(dirname "$host_bin")/rivetkit-memory-stand-in}"
+    if [[ ! -x $stand_in_bin ]]; then
+        cmake --build "$(dirname "$(dirname "$(dirname "$host_bin")")")" -j "$jobs" --target rivetkit-memory-stand-in >/dev/null
+    fi
+    log="$(mktemp "${TMPDIR:-/tmp}/rivetkit-memory-stand-in-XXXXXX.log")"
+    echo "memory: $actors actors, $conns connections against the engine stand-in (host log: $log)" >&2
+    exec "$stand_in_bin" --actors "$actors" --conns "$conns" --log "$log" -- "$host_bin"
 fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-memory-XXXXXX")"

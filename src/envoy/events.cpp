@@ -4,6 +4,8 @@
 // connection that stayed up past the engine's ping timeout after it (upstream drops it once sent,
 // and a connection lost right then loses the Stopped event for good).
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "envoy/state.hpp"
 
@@ -58,8 +60,12 @@ void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
         if (it == st.events.end())
             continue;
         auto& unacked = it->second.unacked;
-        while (!unacked.empty() && unacked.front().checkpoint.index <= cp.index)
-            unacked.pop_front();
+        auto acked = std::find_if(unacked.begin(), unacked.end(), [&](const auto& e) {
+            return e.checkpoint.index > cp.index;
+        });
+        unacked.erase(unacked.begin(), acked);
+        if (unacked.empty())
+            std::vector<proto::EventWrapper>().swap(unacked);  // an idle actor holds nothing
     }
     prune_finished_histories(st);
 }

@@ -63,7 +63,8 @@ struct ActorEntry {
 
 struct EventHistory {
     std::int64_t next_index = 0;
-    std::deque<proto::EventWrapper> unacked;
+    // A vector, not a deque: an empty deque still holds a 512-byte block, for every actor.
+    std::vector<proto::EventWrapper> unacked;
     // The actor generation reported Stopped. The history stays (replayed after every reconnect)
     // until the engine acknowledges it or the connection its events last went out on stayed up
     // past the engine's ping timeout after that (`sent_at`, `sent_on`): the engine acks only every

@@ -1,8 +1,10 @@
 #pragma once
 // A growable FIFO ring. Capacity doubles when full and never shrinks, so a queue in steady state
 // (pushes balanced by pops) stops allocating once it has reached its high-water mark. The first
-// allocation holds about 512 bytes (at least one slot): every actor has a few channels of large
-// variants, mostly idle with one message at a time, and 16 slots each cost ~8 KB per actor.
+// allocation holds about 64 bytes (at least one slot): every actor has a few channels of large
+// variants, mostly idle with one message at a time, and what a ring once held stays with the
+// actor as long as it is awake (512 bytes each cost ~0.5 KB per awake actor for the lifecycle
+// channel alone). A busy queue reaches its size after a few doublings, once.
 
 #include <algorithm>
 #include <bit>
@@ -52,7 +54,7 @@ public:
 
 private:
     static constexpr std::size_t kFirstCapacity =
-        std::bit_floor(std::max<std::size_t>(1, 512 / sizeof(T)));
+        std::bit_floor(std::max<std::size_t>(1, 64 / sizeof(T)));
 
     // Capacity is a power of two, so wrapping is a mask.
     std::size_t index(std::size_t offset) const noexcept { return (head_ + offset) & (capacity_ - 1); }

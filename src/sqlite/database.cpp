@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -19,6 +18,7 @@
 
 #include "base/log.hpp"
 #include "runtime/outside_work.hpp"
+#include "runtime/ring_buffer.hpp"
 
 namespace rivetkit::sqlite {
 
@@ -339,8 +339,7 @@ class JobQueue : public std::enable_shared_from_this<JobQueue> {
         std::unique_ptr<JobBase> job;
         {
             std::lock_guard lock(mutex_);
-            job = std::move(jobs_.front());
-            jobs_.pop_front();
+            job = jobs_.pop_front();
         }
         try {
             job->run();
@@ -363,7 +362,7 @@ class JobQueue : public std::enable_shared_from_this<JobQueue> {
 
     asio::thread_pool& pool_;
     std::mutex mutex_;
-    std::deque<std::unique_ptr<JobBase>> jobs_;
+    rt::detail::RingBuffer<std::unique_ptr<JobBase>> jobs_;  // empty, it holds no memory
     bool busy_ = false;
 };
 
