@@ -497,6 +497,10 @@ asio::awaitable<int> StandIn::drive() {
         proto::ToEnvoyCommands commands;
         commands.value.push_back(proto::CommandWrapper{proto::ActorCheckpoint{actor_id(i), 1, 0},
                                                        proto::Command{std::move(start)}});
+        if (links_.empty()) {
+            std::fprintf(stderr, "stand-in: the host's envoys are gone\n");
+            co_return 1;
+        }
         auto& link = actors_[actor_id(i)].link;
         link = links_[static_cast<std::size_t>(i) % links_.size()];  // placed round robin
         send(link, proto::ToEnvoy{std::move(commands)});
