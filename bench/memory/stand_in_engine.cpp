@@ -186,6 +186,8 @@ class StandIn {
     asio::awaitable<void> write_loop(std::shared_ptr<Link> link);
     asio::awaitable<void> pinger(std::shared_ptr<Link> link);
     void send(const std::shared_ptr<Link>& link, const proto::ToEnvoy& message) {
+        if (!link)
+            return;  // an actor never placed: the run fails on its wait
         link->outbox.push_back(rivetkit::bare::encode_to_bytes(message));
         if (!link->writing && link->ws) {
             link->writing = true;
