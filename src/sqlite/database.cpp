@@ -362,7 +362,7 @@ class JobQueue : public std::enable_shared_from_this<JobQueue> {
 
     asio::thread_pool& pool_;
     std::mutex mutex_;
-    rt::detail::RingBuffer<std::unique_ptr<JobBase>> jobs_;  // empty, it holds no memory
+    rt::detail::RingBuffer<std::unique_ptr<JobBase>> jobs_;  // ~64 bytes once used; a deque, 512
     bool busy_ = false;
 };
 
