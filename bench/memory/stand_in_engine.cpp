@@ -1,5 +1,5 @@
-// The memory benchmark's engine stand-in (bench/README.md, "memory"): measures what a host holds for
-// more awake actors than the real engine can keep awake on this machine (engine 2.3.19 spends
+// The memory benchmark's engine stand-in (bench/README.md, "memory"): measures what a host holds
+// for more awake actors than the real engine can keep awake on this machine (engine 2.3.19 spends
 // ~1 ms of CPU per second per awake actor while nothing happens, so two cores hold ~1,500).
 //
 // It speaks envoy v8 to an unchanged host process (rivetkit-memory-host, started here with
@@ -269,8 +269,8 @@ asio::awaitable<void> StandIn::serve(tcp::socket socket) {
     } else if (req.method() == http::verb::put && target.rfind("/runner-configs/", 0) == 0) {
         res.body() = "{}";
     } else {
-        std::fprintf(stderr, "stand-in: unexpected %s %s\n", std::string(req.method_string()).c_str(),
-                     target.c_str());
+        std::fprintf(stderr, "stand-in: unexpected %s %s\n",
+                     std::string(req.method_string()).c_str(), target.c_str());
         res.result(http::status::not_found);
         res.body() = R"({"group":"stand_in","code":"not_found"})";
     }
@@ -309,7 +309,8 @@ asio::awaitable<void> StandIn::envoy_session(beast::tcp_stream stream,
         auto [read_ec, n] = co_await link->ws->async_read(buffer, use_tuple);
         (void)n;
         if (read_ec) {
-            std::fprintf(stderr, "stand-in: envoy connection ended: %s\n", read_ec.message().c_str());
+            std::fprintf(stderr, "stand-in: envoy connection ended: %s\n",
+                         read_ec.message().c_str());
             std::erase(links_, link);
             link->ws.reset();
             co_return;
@@ -362,7 +363,8 @@ void StandIn::on_frame(const std::shared_ptr<Link>& link, proto::ToRivet& messag
                     ++running_;
                 } else if (update->state.is<proto::ActorStateStopped>()) {
                     ++stopped_;
-                    std::fprintf(stderr, "stand-in: actor %s stopped\n", e.checkpoint.actor_id.c_str());
+                    std::fprintf(stderr, "stand-in: actor %s stopped\n",
+                                 e.checkpoint.actor_id.c_str());
                 }
             }
             ack.last_event_checkpoints.push_back(e.checkpoint);
@@ -371,7 +373,8 @@ void StandIn::on_frame(const std::shared_ptr<Link>& link, proto::ToRivet& messag
     } else if (auto* kv = message.get_if<proto::ToRivetKvRequest>()) {
         ++kv_requests_;
         send(link, proto::ToEnvoy{proto::ToEnvoyKvResponse{
-            kv->request_id, rivetkit::envoy::testing::apply_kv(actors_[kv->actor_id].kv, kv->data)}});
+                       kv->request_id,
+                       rivetkit::envoy::testing::apply_kv(actors_[kv->actor_id].kv, kv->data)}});
     } else if (const auto* tunnel = message.get_if<proto::ToRivetTunnelMessage>()) {
         on_tunnel(*tunnel);
     } else if (!message.is<proto::ToRivetPong>() && !message.is<proto::ToRivetAckCommands>()) {
@@ -395,28 +398,31 @@ void StandIn::on_sqlite(const std::shared_ptr<Link>& link, proto::ToRivet& messa
             for (auto pgno : get->data.pgnos) {
                 auto page = actor.pages.find(pgno);
                 ok.pages.push_back(proto::SqliteFetchedPage{
-                    pgno, page == actor.pages.end() ? std::nullopt
-                                                    : std::optional<Bytes>(page->second)});
+                    pgno,
+                    page == actor.pages.end() ? std::nullopt : std::optional<Bytes>(page->second)});
             }
             response.value = std::move(ok);
         }
-        send(link, proto::ToEnvoy{proto::ToEnvoySqliteGetPagesResponse{get->request_id, std::move(response)}});
+        send(link, proto::ToEnvoy{
+                       proto::ToEnvoySqliteGetPagesResponse{get->request_id, std::move(response)}});
     } else if (auto* commit = message.get_if<proto::ToRivetSqliteCommitRequest>()) {
         ++page_commits_;
         Actor& actor = actors_[commit->data.actor_id];
         for (auto& page : commit->data.dirty_pages)
             actor.pages[page.pgno] = std::move(page.bytes);
-        std::erase_if(actor.pages, [&](const auto& p) { return p.first > commit->data.db_size_pages; });
+        std::erase_if(actor.pages,
+                      [&](const auto& p) { return p.first > commit->data.db_size_pages; });
         actor.head = actor.head.value_or(0) + 1;
         proto::SqliteCommitResponse response;
         response.value = proto::SqliteCommitOk{actor.head};
-        send(link, proto::ToEnvoy{proto::ToEnvoySqliteCommitResponse{commit->request_id, std::move(response)}});
+        send(link, proto::ToEnvoy{proto::ToEnvoySqliteCommitResponse{commit->request_id,
+                                                                     std::move(response)}});
     } else if (auto* begin = message.get_if<proto::ToRivetSqliteCommitStageBeginRequest>()) {
         // An actor of this benchmark never writes enough for a staged commit.
         proto::SqliteCommitStageBeginResponse response;
         response.value = error("unsupported");
-        send(link, proto::ToEnvoy{
-            proto::ToEnvoySqliteCommitStageBeginResponse{begin->request_id, std::move(response)}});
+        send(link, proto::ToEnvoy{proto::ToEnvoySqliteCommitStageBeginResponse{
+                       begin->request_id, std::move(response)}});
     } else {
         std::fprintf(stderr, "stand-in: unexpected frame from the envoy (tag %llu)\n",
                      static_cast<unsigned long long>(message.tag()));
@@ -490,7 +496,8 @@ asio::awaitable<int> StandIn::drive() {
     const auto created_from = std::chrono::steady_clock::now();
     const double cpu_before_create = host_.cpu_ms();
     for (int i = 0; i < o_.actors; ++i) {
-        if (!co_await wait_until([&] { return i - running_ - stopped_ < o_.window; }, 60s, "creates"))
+        if (!co_await wait_until([&] { return i - running_ - stopped_ < o_.window; }, 60s,
+                                 "creates"))
             co_return 1;
         proto::CommandStartActor start;
         start.config.name = "resident";
@@ -507,7 +514,8 @@ asio::awaitable<int> StandIn::drive() {
         link = links_[static_cast<std::size_t>(i) % links_.size()];  // placed round robin
         send(link, proto::ToEnvoy{std::move(commands)});
     }
-    if (!co_await wait_until([&] { return running_ + stopped_ >= o_.actors; }, 120s, "the last creates"))
+    if (!co_await wait_until([&] { return running_ + stopped_ >= o_.actors; }, 120s,
+                             "the last creates"))
         co_return 1;
     const double create_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - created_from).count();
@@ -533,7 +541,9 @@ asio::awaitable<int> StandIn::drive() {
         conn_by_request_[t.message_id.request_id] = ci;
         t.message_id.message_index = 0;
         t.message_kind.value = proto::ToEnvoyWebSocketOpen{
-            conns_[ci].actor, 1, "/connect",
+            conns_[ci].actor,
+            1,
+            "/connect",
             {{"sec-websocket-protocol", "rivet, rivet_encoding.bare"}, {"host", "127.0.0.1"}}};
         send(actors_[conns_[ci].actor].link, proto::ToEnvoy{std::move(t)});
     }
@@ -551,32 +561,34 @@ asio::awaitable<int> StandIn::drive() {
     const double idle_cpu = host_.cpu_ms() - cpu_before_idle;
     const double idle_rss = host_.rss_mib();
 
-    const double per_actor_kb =
-        o_.actors ? (actors_rss - base_rss) * 1024.0 / o_.actors : 0.0;
+    const double per_actor_kb = o_.actors ? (actors_rss - base_rss) * 1024.0 / o_.actors : 0.0;
     const double per_conn_kb = o_.conns ? (conns_rss - actors_rss) * 1024.0 / o_.conns : 0.0;
     const double budget = 64.0 + (32.0 * o_.actors + 16.0 * o_.conns) / 1024.0;
     std::printf("| %d actors, %d connections (engine stand-in) | rivetkit-host |\n|---|---|\n",
                 o_.actors, o_.conns);
     std::printf(
-        "| host RSS: baseline / %d actors / 5 s later / + %d conns / after %d s idle | %.1f / %.1f / "
+        "| host RSS: baseline / %d actors / 5 s later / + %d conns / after %d s idle | %.1f / %.1f "
+        "/ "
         "%.1f / %.1f / %.1f MiB |\n",
         o_.actors, o_.conns, o_.idle_s, base_rss, created_rss, actors_rss, conns_rss, idle_rss);
     std::printf("| host RSS per awake actor / per connection | %.1f KB / %.1f KB |\n", per_actor_kb,
                 per_conn_kb);
-    std::printf("| budget (64 MiB + 32 KiB per actor + 16 KiB per connection = %.1f MiB) | %s: %.0f %% |\n",
-                budget, idle_rss <= budget ? "within" : "over", 100.0 * idle_rss / budget);
+    std::printf(
+        "| budget (64 MiB + 32 KiB per actor + 16 KiB per connection = %.1f MiB) | %s: %.0f %% |\n",
+        budget, idle_rss <= budget ? "within" : "over", 100.0 * idle_rss / budget);
     std::printf("| create: wall / host CPU per actor | %.1f s / %.2f ms |\n", create_s,
                 o_.actors ? create_cpu / o_.actors : 0.0);
-    std::printf("| connections: host CPU per connection (open, subscribe, one action) | %.2f ms |\n",
-                o_.conns ? conns_cpu / o_.conns : 0.0);
+    std::printf(
+        "| connections: host CPU per connection (open, subscribe, one action) | %.2f ms |\n",
+        o_.conns ? conns_cpu / o_.conns : 0.0);
     std::printf("| events delivered / connections failed / actors stopped | %d of %d / %d / %d |\n",
                 events_, o_.conns, conns_failed_, stopped_);
     std::printf("| envoy connections (one per host io thread) | %zu |\n", links_.size());
     std::printf("| idle, %d s: host CPU | %.1f ms per s |\n", o_.idle_s, idle_cpu / o_.idle_s);
-    std::printf("| engine traffic: KV requests / page reads / page commits | %llu / %llu / %llu |\n",
-                static_cast<unsigned long long>(kv_requests_),
-                static_cast<unsigned long long>(page_gets_),
-                static_cast<unsigned long long>(page_commits_));
+    std::printf(
+        "| engine traffic: KV requests / page reads / page commits | %llu / %llu / %llu |\n",
+        static_cast<unsigned long long>(kv_requests_), static_cast<unsigned long long>(page_gets_),
+        static_cast<unsigned long long>(page_commits_));
     std::fflush(stdout);
     co_return (conns_failed_ == 0 && stopped_ == 0 && events_ == o_.conns) ? 0 : 1;
 }
@@ -605,8 +617,10 @@ Options parse(int argc, char** argv) {
             for (++i; i < argc; ++i)
                 o.host.emplace_back(argv[i]);
         } else {
-            std::fprintf(stderr, "usage: %s [--actors N] [--conns N] [--idle-s N] [--log FILE] -- HOST [ARGS...]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [--actors N] [--conns N] [--idle-s N] [--log FILE] -- HOST [ARGS...]\n",
+                argv[0]);
             std::exit(2);
         }
     }
