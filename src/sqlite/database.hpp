@@ -68,9 +68,10 @@ class JobQueue;
 
 // Blocks until every job the worker pool started before the call has returned (jobs waiting in a
 // database's queue behind a running one included), with its last step: the post that hands its
-// result to the caller's io_context (a job may still be in it when that io_context stops). An owner of an io_context whose actors
-// used databases calls it after its io_context stopped and before destroying it. False when
-// `bound` passed first (a job blocked, e.g. on a page read its stopped io_context never answers).
+// result to the caller's io_context (a job may still be in it when that io_context stops). An
+// owner of an io_context whose actors used databases calls it after its io_context stopped and
+// before destroying it. False when `bound` passed first (a job blocked, e.g. on a page read its
+// stopped io_context never answers).
 bool wait_for_workers(std::chrono::milliseconds bound);
 
 class Database : public std::enable_shared_from_this<Database> {

@@ -266,7 +266,9 @@ Status EnvoyPageStore::commit(std::vector<envoy::SqliteDirtyPage> pages,
             envoy::SqliteCommit request{pages, db_size_pages, now_ms()};
             return block_on<std::optional<std::uint64_t>>(
                 io_, [envoy = envoy_, actor = actor_id_, request = std::move(request),
-                      fence]() mutable { return envoy.sqlite_commit(actor, std::move(request), fence); });
+                      fence]() mutable {
+                    return envoy.sqlite_commit(actor, std::move(request), fence);
+                });
         });
     if (!committed.ok())
         return settle_fenced(std::move(committed).error(), written, sent_again);
