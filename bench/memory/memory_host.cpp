@@ -2,10 +2,16 @@
 // an actor that never sleeps (so every actor the driver creates stays awake while it measures),
 // keeps a small state and broadcasts to its connections.
 
+#include <malloc.h>
+#include <signal.h>
+
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
@@ -19,9 +25,35 @@ struct Resident {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Resident, touches)
 
+// MEMORY_HOST_HEAP_FILE=path: each SIGUSR1 writes the heap's bytes in use (glibc's count of
+// allocated chunks) to `path` as "<sequence> <bytes>", so a driver can read the live heap, which
+// unlike the RSS does not include free blocks the allocator keeps.
+void serve_heap_probe() {
+    const char* path = std::getenv("MEMORY_HOST_HEAP_FILE");
+    if (path == nullptr)
+        return;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, nullptr);  // before any other thread exists: all inherit it
+    // Sequence 0 is written at once: the file's presence tells the driver the probe is there (a
+    // host without it would die of SIGUSR1).
+    std::thread([usr1, out = std::string(path)] {
+        for (unsigned long sequence = 0;; ++sequence) {
+            const struct mallinfo2 info = mallinfo2();
+            std::ofstream(out + ".tmp") << sequence << ' ' << info.uordblks << '\n';
+            std::rename((out + ".tmp").c_str(), out.c_str());
+            int signal = 0;
+            if (sigwait(&usr1, &signal) != 0)
+                return;
+        }
+    }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    serve_heap_probe();
     // MEMORY_HOST_SLEEP_TIMEOUT_MS=N: a sleep timeout of N ms instead of never sleeping (to tell
     // what no_sleep itself costs).
     ActorOptions options;

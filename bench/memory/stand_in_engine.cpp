@@ -15,6 +15,7 @@
 //
 //   rivetkit-memory-stand-in [--actors N] [--conns N] [--idle-s N] [--log FILE] -- HOST [ARGS...]
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +78,7 @@ struct Options {
 
 struct Proc {
     pid_t pid = 0;
+    std::string heap_file;  // where a host with the heap probe writes its heap in use
 
     double rss_mib() const {
         std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -106,7 +108,10 @@ struct Proc {
 };
 
 Proc spawn_host(const Options& o, std::uint16_t port) {
-    std::vector<std::string> env_strings{"RIVET_ENDPOINT=http://127.0.0.1:" + std::to_string(port)};
+    Proc p;
+    p.heap_file = "/tmp/rivetkit-stand-in-heap." + std::to_string(::getpid());
+    std::vector<std::string> env_strings{"RIVET_ENDPOINT=http://127.0.0.1:" + std::to_string(port),
+                                         "MEMORY_HOST_HEAP_FILE=" + p.heap_file};
     if (!std::getenv("RIVET_LOG_LEVEL"))
         env_strings.emplace_back("RIVET_LOG_LEVEL=warn");
     for (char** e = environ; *e; ++e)
@@ -124,7 +129,6 @@ Proc spawn_host(const Options& o, std::uint16_t port) {
     posix_spawn_file_actions_init(&files);
     posix_spawn_file_actions_addopen(&files, 1, o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&files, 1, 2);
-    Proc p;
     if (posix_spawn(&p.pid, argv[0], &files, nullptr, argv.data(), env.data()) != 0) {
         std::perror("stand-in: spawning the host");
         std::exit(1);
@@ -223,6 +227,25 @@ class StandIn {
         asio::steady_timer t(io_);
         t.expires_after(d);
         co_await t.async_wait(use_tuple);
+    }
+    // The host's heap in use (MiB) through its probe (memory_host.cpp); -1 when it has none.
+    asio::awaitable<double> heap_mib() {
+        auto read = [this] {
+            std::ifstream in(host_.heap_file);
+            long long sequence = -1, bytes = 0;
+            in >> sequence >> bytes;
+            return std::pair{sequence, bytes};
+        };
+        const auto before = read().first;
+        if (before < 0)
+            co_return -1.0;
+        ::kill(host_.pid, SIGUSR1);
+        for (int i = 0; i < 200; ++i) {
+            co_await pause(std::chrono::milliseconds(10));
+            if (auto [sequence, bytes] = read(); sequence > before)
+                co_return static_cast<double>(bytes) / (1024.0 * 1024.0);
+        }
+        co_return -1.0;
     }
     asio::awaitable<bool> wait_until(auto done, std::chrono::seconds limit, const char* what) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -491,6 +514,7 @@ asio::awaitable<int> StandIn::drive() {
     if (!co_await wait_until([this] { return ready(); }, 60s, "the host's envoys"))
         co_return 1;
     const double base_rss = host_.rss_mib();
+    const double base_heap = co_await heap_mib();
 
     // Creates, `window` at a time, as the engine places actors on the host.
     const auto created_from = std::chrono::steady_clock::now();
@@ -523,6 +547,7 @@ asio::awaitable<int> StandIn::drive() {
     const double created_rss = host_.rss_mib();
     co_await pause(5s);  // a database quiet for 2 s closes its connection
     const double actors_rss = host_.rss_mib();
+    const double actors_heap = co_await heap_mib();
 
     // Connections, `window` opening at a time; each subscribes and calls touch once.
     conns_.resize(static_cast<std::size_t>(o_.conns));
@@ -552,6 +577,7 @@ asio::awaitable<int> StandIn::drive() {
         co_return 1;
     const double conns_cpu = host_.cpu_ms() - cpu_before_conns;
     const double conns_rss = host_.rss_mib();
+    const double conns_heap = co_await heap_mib();
     const double cpu_before_idle = host_.cpu_ms();
     for (int s = 0; s < o_.idle_s; s += 5) {  // RSS through the idle window, to see it settle
         co_await pause(std::chrono::seconds(std::min(5, o_.idle_s - s)));
@@ -573,6 +599,13 @@ asio::awaitable<int> StandIn::drive() {
         o_.actors, o_.conns, o_.idle_s, base_rss, created_rss, actors_rss, conns_rss, idle_rss);
     std::printf("| host RSS per awake actor / per connection | %.1f KB / %.1f KB |\n", per_actor_kb,
                 per_conn_kb);
+    if (base_heap >= 0 && actors_heap >= 0 && conns_heap >= 0)
+        std::printf(
+            "| host heap in use (malloc): baseline / %d actors / + %d conns; per actor / per "
+            "connection | %.1f / %.1f / %.1f MiB; %.1f KB / %.1f KB |\n",
+            o_.actors, o_.conns, base_heap, actors_heap, conns_heap,
+            o_.actors ? (actors_heap - base_heap) * 1024.0 / o_.actors : 0.0,
+            o_.conns ? (conns_heap - actors_heap) * 1024.0 / o_.conns : 0.0);
     std::printf(
         "| budget (64 MiB + 32 KiB per actor + 16 KiB per connection = %.1f MiB) | %s: %.0f %% |\n",
         budget, idle_rss <= budget ? "within" : "over", 100.0 * idle_rss / budget);
@@ -652,5 +685,6 @@ int main(int argc, char** argv) {
     if (host.alive())
         ::kill(host.pid, SIGKILL);
     ::waitpid(host.pid, nullptr, 0);
+    std::remove(host.heap_file.c_str());
     return status;
 }
