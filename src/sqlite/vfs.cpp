@@ -17,19 +17,7 @@
 
 namespace rivetkit::sqlite {
 
-// A committed page held compactly: its longest run of zero bytes is not stored (a B-tree page
-// keeps its header and cell pointers at the start, its cells at the end and, mostly, zeros in
-// between; an actor's small tables are pages of a few dozen bytes). The page reads as
-// data[0, head) + zeros + data[head, end).
-struct CompactPage {
-    Bytes data;
-    std::uint16_t head = 0;
-
-    static CompactPage of(const Bytes& page);  // page: kSqlitePageSize bytes
-    void read(std::size_t offset, std::size_t n, std::uint8_t* out) const;
-};
-
-// Bytes of committed pages held by every file state of the process (cached_page_bytes()).
+// Bytes of committed pages held in the process, each distinct page once (cached_page_bytes()).
 static std::atomic<std::size_t>& held_page_bytes() {
     static auto* total = new std::atomic<std::size_t>(0);  // never destroyed, as the registry
     return *total;
@@ -41,33 +29,112 @@ static std::atomic<std::size_t>& live_connections() {
     return *total;
 }
 
-struct PagedFileState {
-    ~PagedFileState() { held_page_bytes().fetch_sub(held_bytes, std::memory_order_relaxed); }
-
-    // Moves this state's share of held_page_bytes() from `before` to `after` bytes for a page.
-    void held(std::size_t before, std::size_t after) {
-        held_bytes = held_bytes - before + after;
-        if (after >= before)
-            held_page_bytes().fetch_add(after - before, std::memory_order_relaxed);
-        else
-            held_page_bytes().fetch_sub(before - after, std::memory_order_relaxed);
+// A committed page held compactly: its longest run of zero bytes is not stored (a B-tree page
+// keeps its header and cell pointers at the start, its cells at the end and, mostly, zeros in
+// between; an actor's small tables are pages of a few dozen bytes). The page reads as
+// data[0, head) + zeros + data[head, end). Immutable, and shared by every file state that holds
+// the same page (see intern_page).
+struct CompactPage {
+    CompactPage(Bytes d, std::uint16_t h) : data(std::move(d)), head(h) {
+        held_page_bytes().fetch_add(data.capacity(), std::memory_order_relaxed);
     }
+    CompactPage(const CompactPage&) = delete;
+    CompactPage& operator=(const CompactPage&) = delete;
+    ~CompactPage() { held_page_bytes().fetch_sub(data.capacity(), std::memory_order_relaxed); }
+
+    const Bytes data;
+    const std::uint16_t head;
+
+    void read(std::size_t offset, std::size_t n, std::uint8_t* out) const;
+};
+using SharedPage = std::shared_ptr<const CompactPage>;
+
+// The committed pages a file state knows, by page number: known to hold bytes, known to hold
+// none (reads as zeros), or unknown (not present). Page numbers up to kDense sit in a vector
+// (an actor's database is a few dozen pages: 24 bytes each instead of a hash node), the rest in
+// a map.
+class PageIndex {
+  public:
+    struct Entry {
+        SharedPage bytes;  // null: known to hold no bytes
+        // The file's read clock when last read (eviction order; a wrap only misorders eviction).
+        std::uint32_t last_read = 0;
+        bool known = false;
+    };
+    static constexpr std::uint32_t kDense = 4096;
+
+    const Entry* find(std::uint32_t pgno) const {
+        if (pgno - 1 < kDense) {
+            const Entry* e = pgno - 1 < dense_.size() ? &dense_[pgno - 1] : nullptr;
+            return e && e->known ? e : nullptr;
+        }
+        auto it = sparse_.find(pgno);
+        return it == sparse_.end() ? nullptr : &it->second;
+    }
+    Entry* find(std::uint32_t pgno) {
+        return const_cast<Entry*>(std::as_const(*this).find(pgno));
+    }
+    bool contains(std::uint32_t pgno) const { return find(pgno) != nullptr; }
+    // The entry for `pgno`, made known (bytes null) if it was not; `added` tells which.
+    Entry& add(std::uint32_t pgno, bool& added) {
+        Entry* e = nullptr;
+        if (pgno - 1 < kDense) {
+            if (pgno > dense_.size()) {
+                if (pgno > dense_.capacity())
+                    dense_.reserve(std::min<std::size_t>(
+                        kDense, std::max<std::size_t>(pgno, dense_.size() + dense_.size() / 2)));
+                dense_.resize(pgno);
+            }
+            e = &dense_[pgno - 1];
+        } else {
+            e = &sparse_[pgno];
+        }
+        added = !e->known;
+        e->known = true;
+        return *e;
+    }
+    // Room for pages 1..pages without growing again (a database's size, once known).
+    void reserve(std::uint32_t pages) {
+        dense_.reserve(std::min<std::uint32_t>(pages, kDense));
+    }
+    void erase(std::uint32_t pgno) {
+        if (pgno - 1 < kDense) {
+            if (pgno - 1 < dense_.size())
+                dense_[pgno - 1] = Entry{};
+        } else {
+            sparse_.erase(pgno);
+        }
+    }
+    template <typename F>
+    void for_each(F&& f) {
+        for (std::size_t i = 0; i < dense_.size(); ++i)
+            if (dense_[i].known)
+                f(static_cast<std::uint32_t>(i + 1), dense_[i]);
+        for (auto& [pgno, e] : sparse_)
+            f(pgno, e);
+    }
+
+  private:
+    std::vector<Entry> dense_;
+    std::unordered_map<std::uint32_t, Entry> sparse_;
+};
+
+struct PagedFileState {
+    // This file's bytes of committed pages (shared ones counted in full) from `before` to
+    // `after` for a page.
+    void held(std::size_t before, std::size_t after) { held_bytes = held_bytes - before + after; }
 
     std::string name;
     std::size_t held_bytes = 0;
     std::shared_ptr<PageStore> store;
     bool loaded = false;
-    // Pages as last committed; bytes nullopt = known to hold no bytes (reads as zeros). A page
-    // with bytes may be dropped again (least recently read first) to keep at most `cache_limit`
-    // of them; pages known to be zeros are never dropped (the engine may still hold old bytes).
-    struct CachedPage {
-        std::optional<CompactPage> bytes;
-        std::uint64_t last_read = 0;
-    };
-    std::unordered_map<std::uint32_t, CachedPage> committed;
+    // Pages as last committed. A page with bytes may be dropped again (least recently read
+    // first) to keep at most `cache_limit` of them; pages known to be zeros are never dropped
+    // (the engine may still hold old bytes).
+    PageIndex committed;
     std::size_t cache_limit = kDefaultPageCacheLimit;
     std::size_t cached_with_bytes = 0;
-    std::uint64_t read_clock = 0;
+    std::uint32_t read_clock = 0;
     std::map<std::uint32_t, Bytes> dirty;
     std::uint32_t committed_size_pages = 0;
     std::uint32_t size_pages = 0;
@@ -103,7 +170,27 @@ std::uint32_t header_size_pages(const Bytes& page1) {
 
 }  // namespace
 
-CompactPage CompactPage::of(const Bytes& page) {
+namespace {
+
+// The pages interned on this thread, by a hash of their compact form. Entries whose page every
+// holder dropped are swept out as the table grows.
+struct PageTable {
+    std::unordered_multimap<std::size_t, std::weak_ptr<const CompactPage>> pages;
+    std::size_t sweep_at = 1024;
+};
+
+std::size_t hash_of(const Bytes& data, std::uint16_t head) {
+    const std::string_view view(reinterpret_cast<const char*>(data.data()), data.size());
+    return std::hash<std::string_view>{}(view) ^ (std::size_t{head} * 0x9e3779b97f4a7c15ULL);
+}
+
+}  // namespace
+
+// The page (kSqlitePageSize bytes) held compactly, shared with every other file state that
+// holds the same bytes: the databases of one actor type have the same schema pages and
+// empty-table roots, so a thousand actors hold those once. Each thread interns on its own (no
+// lock; at worst one copy per thread).
+SharedPage intern_page(const Bytes& page) {
     // The longest run of zeros, found in one pass.
     std::size_t best_at = page.size(), best_len = 0;
     for (std::size_t i = 0; i < page.size();) {
@@ -120,18 +207,32 @@ CompactPage CompactPage::of(const Bytes& page) {
         }
         i = j;
     }
-    CompactPage out;
+    Bytes data;
+    std::uint16_t head = 0;
     if (best_len < 64) {  // not worth an indirection
-        out.data = page;
-        out.head = static_cast<std::uint16_t>(page.size());
-        return out;
-    }
-    out.head = static_cast<std::uint16_t>(best_at);
-    out.data.reserve(page.size() - best_len);
-    out.data.insert(out.data.end(), page.begin(), page.begin() + static_cast<std::ptrdiff_t>(best_at));
-    out.data.insert(out.data.end(), page.begin() + static_cast<std::ptrdiff_t>(best_at + best_len),
+        data = page;
+        head = static_cast<std::uint16_t>(page.size());
+    } else {
+        head = static_cast<std::uint16_t>(best_at);
+        data.reserve(page.size() - best_len);
+        data.insert(data.end(), page.begin(), page.begin() + static_cast<std::ptrdiff_t>(best_at));
+        data.insert(data.end(), page.begin() + static_cast<std::ptrdiff_t>(best_at + best_len),
                     page.end());
-    return out;
+    }
+    thread_local PageTable table;
+    const std::size_t hash = hash_of(data, head);
+    auto [first, last] = table.pages.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+        if (SharedPage held = it->second.lock(); held && held->head == head && held->data == data)
+            return held;
+    }
+    if (table.pages.size() >= table.sweep_at) {
+        std::erase_if(table.pages, [](const auto& entry) { return entry.second.expired(); });
+        table.sweep_at = std::max<std::size_t>(1024, 2 * table.pages.size());
+    }
+    auto made = std::make_shared<const CompactPage>(std::move(data), head);
+    table.pages.emplace(hash, made);
+    return made;
 }
 
 void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) const {
@@ -161,23 +262,24 @@ bool known(const PagedFileState& f, std::uint32_t pgno) {
     return f.dirty.contains(pgno) || f.committed.contains(pgno);
 }
 
-std::size_t held_by(const std::optional<CompactPage>& page) {
+std::size_t held_by(const SharedPage& page) {
     return page ? page->data.capacity() : 0;
 }
 
 void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<Bytes>& bytes) {
-    auto [it, inserted] = f.committed.try_emplace(pgno);
-    const std::size_t before = held_by(it->second.bytes);
-    if (!inserted && it->second.bytes)
+    bool added = false;
+    PageIndex::Entry& entry = f.committed.add(pgno, added);
+    const std::size_t before = held_by(entry.bytes);
+    if (entry.bytes)
         --f.cached_with_bytes;
     if (bytes) {
         ++f.cached_with_bytes;
-        it->second.bytes = CompactPage::of(*bytes);
+        entry.bytes = intern_page(*bytes);
     } else {
-        it->second.bytes.reset();
+        entry.bytes.reset();
     }
-    f.held(before, held_by(it->second.bytes));
-    it->second.last_read = ++f.read_clock;
+    f.held(before, held_by(entry.bytes));
+    entry.last_read = ++f.read_clock;
 }
 
 // Drops the least recently read pages with bytes down to 3/4 of the limit once it is exceeded
@@ -186,19 +288,18 @@ void evict_if_needed(PagedFileState& f) {
     if (f.cached_with_bytes <= f.cache_limit)
         return;
     const std::size_t keep = f.cache_limit - f.cache_limit / 4;
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> candidates;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates;
     candidates.reserve(f.cached_with_bytes);
-    for (const auto& [pgno, page] : f.committed) {
+    f.committed.for_each([&](std::uint32_t pgno, const PageIndex::Entry& page) {
         if (page.bytes)
             candidates.emplace_back(page.last_read, pgno);
-    }
+    });
     const std::size_t drop = candidates.size() - std::min(keep, candidates.size());
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(drop),
                      candidates.end());
     for (std::size_t i = 0; i < drop; ++i) {
-        auto it = f.committed.find(candidates[i].second);
-        f.held(held_by(it->second.bytes), 0);
-        f.committed.erase(it);
+        f.held(held_by(f.committed.find(candidates[i].second)->bytes), 0);
+        f.committed.erase(candidates[i].second);
     }
     f.cached_with_bytes -= drop;
 }
@@ -245,7 +346,7 @@ int load(PagedFileState& f) {
         return SQLITE_OK;
     if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
         return rc;
-    const auto& page1 = f.committed.at(1).bytes;
+    const SharedPage& page1 = f.committed.find(1)->bytes;
     if (page1) {
         Bytes header(32);
         page1->read(0, header.size(), header.data());
@@ -254,6 +355,7 @@ int load(PagedFileState& f) {
         f.committed_size_pages = 0;
     }
     f.size_pages = f.committed_size_pages;
+    f.committed.reserve(f.size_pages);
     f.loaded = true;
     return SQLITE_OK;
 }
@@ -265,13 +367,13 @@ void copy_from_page(PagedFileState& f, std::uint32_t pgno, std::size_t offset, s
         std::memcpy(out, d->second.data() + offset, n);
         return;
     }
-    auto c = f.committed.find(pgno);
-    if (c == f.committed.end() || !c->second.bytes) {
+    PageIndex::Entry* c = f.committed.find(pgno);
+    if (c == nullptr || !c->bytes) {
         std::memset(out, 0, n);
         return;
     }
-    c->second.last_read = ++f.read_clock;
-    c->second.bytes->read(offset, n, out);
+    c->last_read = ++f.read_clock;
+    c->bytes->read(offset, n, out);
 }
 
 // MARK: main database file
@@ -400,17 +502,18 @@ int paged_sync(sqlite3_file* file, int) {
         f.size_pages = f.committed_size_pages;
         return SQLITE_IOERR_FSYNC;
     }
+    f.committed.reserve(f.size_pages);
     for (auto& [pgno, bytes] : f.dirty)
         set_committed(f, pgno, bytes);
     f.dirty.clear();
     // Pages past the new end read as zeros if the file grows again, whatever the engine kept.
-    for (auto& [pgno, page] : f.committed) {
+    f.committed.for_each([&](std::uint32_t pgno, PageIndex::Entry& page) {
         if (pgno > f.size_pages && page.bytes) {
             f.held(held_by(page.bytes), 0);
             page.bytes.reset();
             --f.cached_with_bytes;
         }
-    }
+    });
     for (std::uint32_t p = f.size_pages + 1; p <= f.committed_size_pages; ++p)
         set_committed(f, p, std::nullopt);
     f.committed_size_pages = f.size_pages;

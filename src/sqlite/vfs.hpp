@@ -60,7 +60,8 @@ struct PagedFileState;
 inline constexpr std::size_t kDefaultPageCacheLimit = 4096;
 
 // The bytes of committed pages all databases of the process hold in memory, idle-closed ones
-// included (a diagnostic).
+// included, each distinct page once: databases holding the same page (one actor type's schema
+// pages) share its bytes (a diagnostic).
 std::size_t cached_page_bytes();
 // SQLite connections open in the process (a diagnostic; idle-closed databases hold none).
 std::size_t open_connections();
@@ -89,7 +90,8 @@ class Connection {
     // Frees what SQLite's own page cache holds beyond the pages in use. Pages the file's cache
     // still holds are read again by a copy; one it dropped (past its limit) is fetched again.
     void release_memory();
-    // Committed pages with bytes held in memory now, and the bytes they take (compacted).
+    // Committed pages with bytes held in memory now, and the bytes they take (compacted; pages
+    // shared with other databases counted in full).
     std::size_t cached_pages() const;
     std::size_t cached_bytes() const;
 

@@ -600,6 +600,57 @@ TEST(SqliteVfs, AnOpenSmallDatabaseHoldsItsPagesOnceAndCompactly) {
 }
 
 
+// Databases made by the same code hold the same schema pages and empty-table roots: the process
+// keeps one copy of each, however many databases hold it, and frees it with the last of them.
+TEST(SqliteVfs, IdenticalPagesOfDifferentDatabasesAreHeldOnce) {
+    // Tables no other test makes (their pages would be shared with this one's).
+    std::string schema;
+    for (int t = 0; t < 9; ++t)
+        schema += "CREATE TABLE shared" + std::to_string(t) + " (id INTEGER PRIMARY KEY, v BLOB);";
+    auto make = [&](const std::string& name, std::size_t& held) {
+        auto store = std::make_shared<MemoryPageStore>();
+        auto conn = open(name, store);
+        EXPECT_TRUE(conn);
+        if (!conn)
+            return std::unique_ptr<Connection>();
+        Session s(*conn);
+        EXPECT_TRUE(s.exec(schema).ok());
+        EXPECT_TRUE(s.run("INSERT INTO shared3 (v) VALUES (?)", {Value(Bytes(3, 1))}).ok());
+        held = conn->cached_bytes();
+        return conn;
+    };
+    // Earlier tests' databases close on the worker threads: let them finish first.
+    ASSERT_TRUE(wait_for_workers(std::chrono::seconds(5)));
+    const std::size_t before = cached_page_bytes();
+    std::size_t first_held = 0, second_held = 0;
+    auto first = make("vfs-shared-a", first_held);
+    const std::size_t after_first = cached_page_bytes();
+    auto second = make("vfs-shared-b", second_held);
+    ASSERT_TRUE(first && second);
+    const std::size_t after_second = cached_page_bytes();
+    // Each file holds its pages in full...
+    EXPECT_EQ(first_held, second_held);
+    EXPECT_GT(first_held, 500u);
+    // ...but the second adds only the pages that differ: the header page, whose counters and
+    // size are the same here too, so nothing at all.
+    EXPECT_GT(after_first - before, 500u);
+    EXPECT_LT(after_second - after_first, (after_first - before) / 4);
+    // Still each database's own: a write to one changes nothing the other reads.
+    {
+        Session s(*first);
+        ASSERT_TRUE(s.run("INSERT INTO shared3 (v) VALUES (?)", {Value(Bytes(5, 2))}).ok());
+    }
+    {
+        Session s(*second);
+        auto rows = s.query("SELECT count(*) FROM shared3");
+        ASSERT_TRUE(rows.ok());
+        EXPECT_EQ(std::get<std::int64_t>(rows->rows.at(0).at(0)), 1);
+    }
+    first.reset();
+    second.reset();
+    EXPECT_EQ(cached_page_bytes(), before);
+}
+
 // Idle close: at a quiet point the connection is closed and its memory returned; the next call
 // opens it again on the pages the file state kept, reading nothing from the store. A transaction
 // open across calls keeps the connection; keep_open() ends idle closing for good.
