@@ -568,7 +568,16 @@ std::optional<LiveExit> ActorTask::handle_run_handle_outcome(rt::Joined<Status> 
                        {{"actor_id", ctx.actor_id()}});
         }
     } else if (outcome.is_failed()) {
-        log::error("actor run handler join failed", {{"actor_id", ctx.actor_id()}});
+        // The runtime's coroutine threw (upstream: it panicked).
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(outcome.exception());
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        log::error("actor run handler join failed",
+                   {{"actor_id", ctx.actor_id()}, {"error", std::string_view(what)}});
     }
     if (lifecycle == LifecycleState::SleepGrace || lifecycle == LifecycleState::DestroyGrace) {
         return try_finish_grace();

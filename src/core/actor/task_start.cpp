@@ -5,8 +5,8 @@
 // connections → future-only alarm sync → Started → spawn run handler (wait for startup_ready
 // when manual) → post-ready persist, idle timer, overdue schedule drain.
 
-#include <boost/system/system_error.hpp>
 #include <cstdlib>
+#include <exception>
 
 #include "base/base64.hpp"
 #include "base/log.hpp"
@@ -21,22 +21,11 @@ Error key_error(std::string_view key, const Error& e) {
     return Error(e.group(), e.code(), "key " + std::string(key) + ": " + e.message(), e.metadata());
 }
 
-// The runtime's entry point, with exceptions turned into actor/panicked. An abort (terminal
-// cancellation) is let through so the join handle reports it as aborted.
-boost::asio::awaitable<Status> run_entry(std::shared_ptr<ActorFactory> factory, ActorStart start) {
-    std::string actor_id = start.ctx.actor_id();
-    try {
-        co_return co_await factory->start(std::move(start));
-    } catch (const boost::system::system_error& e) {
-        if (e.code() == boost::asio::error::operation_aborted)
-            throw;
-        log::error("actor run handler panicked",
-                   {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
-    } catch (const std::exception& e) {
-        log::error("actor run handler panicked",
-                   {{"actor_id", actor_id}, {"error", std::string_view(e.what())}});
-    }
-    co_return errors::actor_panicked("run handler");
+// What runs as the run handler when the runtime's entry threw before it made its coroutine: the
+// exception, as a coroutine that threw would have ended.
+boost::asio::awaitable<Status> rethrow(std::exception_ptr failure) {
+    std::rethrow_exception(failure);
+    co_return Status{};
 }
 
 }  // namespace
@@ -221,7 +210,16 @@ boost::asio::awaitable<Status> ActorTask::spawn_run_handler(bool is_new,
                      ActorEvents(ctx.actor_id(), std::move(*pending_events_rx_)),
                      std::move(ready_tx)};
     pending_events_rx_.reset();
-    run_handle = rt::spawn(ctx.executor(), run_entry(factory, std::move(start)));
+    // The runtime's coroutine is the task itself, with no wrapper frame of ours around it (an
+    // awake actor keeps it for its whole life): an exception it throws ends the task failed, and
+    // handle_run_handle_outcome logs it.
+    boost::asio::awaitable<Status> entry;
+    try {
+        entry = factory->start(std::move(start));
+    } catch (...) {
+        entry = rethrow(std::current_exception());
+    }
+    run_handle = rt::spawn(ctx.executor(), std::move(entry));
     if (!ready_rx)
         co_return Status{};
     auto answer = co_await ready_rx->recv();

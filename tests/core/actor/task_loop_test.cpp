@@ -118,4 +118,40 @@ TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
 }
 
 }  // namespace
+// A runtime whose coroutine throws (upstream: its future panicked) ends the run handler, logged
+// with the actor and the error; the actor stays up for its stop, as after a clean exit. So does
+// an entry that throws before it made its coroutine.
+void run_with_throwing_entry(const std::string& actor_id, ActorEntry entry) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, actor_id, "task-throw", std::make_shared<InMemoryKv>());
+    auto wired = new_wired_task(actor_id, ctx, make_factory({}, std::move(entry)));
+    log::Capture capture;
+    rt.block_on([&]() -> Task<void> {
+        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        co_await rt.clock().sleep_for(10ms);
+        auto failed = capture.find("actor run handler join failed");
+        EXPECT_EQ(failed.size(), 1u);
+        if (!failed.empty()) {
+            EXPECT_TRUE(failed[0].has_field("actor_id", actor_id));
+            EXPECT_TRUE(failed[0].has_field("error", "boom"));
+        }
+        Status stopped = co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                                ShutdownKind::Destroy);
+        EXPECT_TRUE(stopped.ok()) << stopped.error().to_string();
+        auto joined = co_await run.join();
+        EXPECT_TRUE(joined.is_ok());
+    }());
+}
+
+TEST(ActorTask, run_handler_exception_is_logged_and_actor_stays_up_for_its_stop) {
+    run_with_throwing_entry("actor-entry-throws", [](ActorStart) -> Task<Status> {
+        co_await rt::yield_now();
+        throw std::runtime_error("boom");
+    });
+    run_with_throwing_entry("actor-entry-throws-at-once", [](ActorStart) -> Task<Status> {
+        throw std::runtime_error("boom");
+    });
+}
+
 }  // namespace rivetkit::core::test
