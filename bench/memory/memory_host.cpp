@@ -4,6 +4,7 @@
 
 #include <malloc.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -26,8 +27,9 @@ struct Resident {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Resident, touches)
 
 // MEMORY_HOST_HEAP_FILE=path: each SIGUSR1 writes the heap's bytes in use (glibc's count of
-// allocated chunks) to `path` as "<sequence> <bytes>", so a driver can read the live heap, which
-// unlike the RSS does not include free blocks the allocator keeps.
+// allocated chunks) to `path` as "<pid> <sequence> <bytes>", so a driver can read the live heap,
+// which unlike the RSS does not include free blocks the allocator keeps. The pid is whom to
+// signal (the host may run under a wrapper such as heaptrack).
 void serve_heap_probe() {
     const char* path = std::getenv("MEMORY_HOST_HEAP_FILE");
     if (path == nullptr)
@@ -41,7 +43,8 @@ void serve_heap_probe() {
     std::thread([usr1, out = std::string(path)] {
         for (unsigned long sequence = 0;; ++sequence) {
             const struct mallinfo2 info = mallinfo2();
-            std::ofstream(out + ".tmp") << sequence << ' ' << info.uordblks << '\n';
+            std::ofstream(out + ".tmp")
+                << ::getpid() << ' ' << sequence << ' ' << info.uordblks << '\n';
             std::rename((out + ".tmp").c_str(), out.c_str());
             int signal = 0;
             if (sigwait(&usr1, &signal) != 0)

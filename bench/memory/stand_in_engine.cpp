@@ -230,20 +230,23 @@ class StandIn {
     }
     // The host's heap in use (MiB) through its probe (memory_host.cpp); -1 when it has none.
     asio::awaitable<double> heap_mib() {
+        struct Sample {
+            long long pid = 0, sequence = -1, bytes = 0;
+        };
         auto read = [this] {
             std::ifstream in(host_.heap_file);
-            long long sequence = -1, bytes = 0;
-            in >> sequence >> bytes;
-            return std::pair{sequence, bytes};
+            Sample s;
+            in >> s.pid >> s.sequence >> s.bytes;
+            return s;
         };
-        const auto before = read().first;
-        if (before < 0)
+        const Sample before = read();
+        if (before.sequence < 0 || before.pid <= 0)
             co_return -1.0;
-        ::kill(host_.pid, SIGUSR1);
+        ::kill(static_cast<pid_t>(before.pid), SIGUSR1);
         for (int i = 0; i < 200; ++i) {
             co_await pause(std::chrono::milliseconds(10));
-            if (auto [sequence, bytes] = read(); sequence > before)
-                co_return static_cast<double>(bytes) / (1024.0 * 1024.0);
+            if (const Sample now = read(); now.sequence > before.sequence)
+                co_return static_cast<double>(now.bytes) / (1024.0 * 1024.0);
         }
         co_return -1.0;
     }

@@ -23,6 +23,7 @@
 #include <boost/asio/detached.hpp>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <variant>
 
@@ -535,24 +536,56 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
     co_return error_from_exception(failure);
 }
 
-boost::asio::awaitable<Status> run_generation(DefinitionPtr def, core::ActorStart start_info) {
+// A started generation: the event loop and its stream, on the heap, so that what an idle actor
+// keeps suspended is run_generation's small frame and one wait.
+struct Generation {
+    Generation(DefinitionPtr def, InstancePtr instance, core::ActorEvents ev)
+        : loop(std::move(def), std::move(instance)), events(std::move(ev)) {}
+    Loop loop;
+    core::ActorEvents events;
+    Status started;
+
+    // Serves every queued event; false once core closed the stream.
+    bool serve_queued() {
+        while (auto ev = events.try_recv())
+            loop.handle(*ev);
+        return !events.ended();
+    }
+};
+
+// The start: the instance, prepare, startup_ready, the run handler. On failure the generation's
+// `started` says why.
+boost::asio::awaitable<std::unique_ptr<Generation>> start_generation(
+    DefinitionPtr def, std::unique_ptr<core::ActorStart> start_info) {
     InstancePtr instance = def->make_instance();
-    instance->bind(start_info.ctx);
+    instance->bind(start_info->ctx);
     instance->database_disabled = def->options.database == false;
     instance->starting = true;
-    Status prepared = co_await prepare(*def, instance, start_info);
+    Status prepared = co_await prepare(*def, instance, *start_info);
     instance->starting = false;
-    if (start_info.startup_ready)
-        start_info.startup_ready->send(prepared);
-    if (!prepared.ok())
-        co_return prepared;
-
-    core::ActorEvents events = std::move(start_info.events);
-    if (def->run)
+    if (start_info->startup_ready)
+        start_info->startup_ready->send(prepared);
+    auto gen = std::make_unique<Generation>(def, instance, std::move(start_info->events));
+    gen->started = std::move(prepared);
+    if (gen->started.ok() && def->run)
         start(instance->ctx(), run_handler(def, instance));
-    Loop loop(def, instance);
-    while (auto ev = co_await events.recv())
-        loop.handle(*ev);
+    co_return gen;
+}
+
+// Locals are kept to pointers: a coroutine frame holds every local for its whole life, and this
+// one lives as long as the actor.
+boost::asio::awaitable<Status> run_generation(DefinitionPtr def,
+                                              std::unique_ptr<core::ActorStart> start_info) {
+    std::unique_ptr<Generation> gen =
+        co_await start_generation(std::move(def), std::move(start_info));
+    if (!gen->started.ok())
+        co_return std::move(gen->started);
+    do {
+        while (!gen->events.ready()) {
+            boost::asio::awaitable<void> woken = gen->events.wait();
+            co_await std::move(woken);
+        }
+    } while (gen->serve_queued());
     co_return Status{};
 }
 
@@ -567,7 +600,8 @@ std::shared_ptr<core::ActorFactory> make_factory(std::shared_ptr<const Definitio
     config.connection_events = definition->on_before_connect || definition->create_conn_state ||
                                definition->on_connect || definition->on_disconnect;
     core::ActorEntry entry = [definition](core::ActorStart start_info) {
-        return run_generation(definition, std::move(start_info));
+        return run_generation(definition,
+                              std::make_unique<core::ActorStart>(std::move(start_info)));
     };
     return std::make_shared<core::ActorFactory>(
         core::ActorFactory::with_manual_startup_ready(std::move(config), std::move(entry)));

@@ -287,6 +287,16 @@ class ActorEvents {
     boost::asio::awaitable<std::optional<ActorEvent>> recv();
     std::optional<ActorEvent> try_recv();
 
+    // Readiness, for a runtime that idles without an event slot in its frames (recv's chain of
+    // coroutines holds one at each level for as long as it waits, which is an awake actor's
+    // whole life): wait() until ready(), then try_recv() what is queued; once that is drained,
+    // ended() tells that core closed the stream.
+    bool ready() const noexcept { return rx_.ready(); }
+    bool ended() const noexcept { return rx_.is_empty() && rx_.ready(); }
+    // Completes at the next send or close (maybe spuriously); call only while !ready(). `this`
+    // must outlive the await.
+    boost::asio::awaitable<void> wait() { return rt::detail::wait_on(rx_.waiters()); }
+
   private:
     void log_drained(const ActorEvent& event) const;
     std::string actor_id_;
