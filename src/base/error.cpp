@@ -11,41 +11,62 @@ namespace rivetkit {
 
 Error::Error(std::string group, std::string code, std::string message,
              std::optional<std::string> metadata_json)
-    : group_(std::move(group)),
-      code_(std::move(code)),
-      message_(std::move(message)),
-      metadata_(std::move(metadata_json)) {}
+    : f_(std::make_unique<Fields>(Fields{std::move(group), std::move(code), std::move(message),
+                                         std::move(metadata_json), std::nullopt, std::nullopt})) {}
+
+Error::Error(const Error& other)
+    : f_(other.f_ ? std::make_unique<Fields>(*other.f_) : nullptr) {}
+
+Error& Error::operator=(const Error& other) {
+    if (this != &other)
+        f_ = other.f_ ? std::make_unique<Fields>(*other.f_) : nullptr;
+    return *this;
+}
+
+Error::~Error() = default;
+
+const Error::Fields& Error::empty() noexcept {
+    static const Fields none;
+    return none;
+}
+
+Error::Fields& Error::mutable_fields() {
+    if (!f_)
+        f_ = std::make_unique<Fields>();
+    return *f_;
+}
 
 Error& Error::with_actor(ActorSpecifier actor) & {
-    actor_ = std::move(actor);
+    mutable_fields().actor = std::move(actor);
     return *this;
 }
 
 Error&& Error::with_actor(ActorSpecifier actor) && {
-    actor_ = std::move(actor);
+    mutable_fields().actor = std::move(actor);
     return std::move(*this);
 }
 
 Error& Error::make_public(unsigned http_status) & {
-    public_status_ = http_status;
+    mutable_fields().public_status = http_status;
     return *this;
 }
 
 Error&& Error::make_public(unsigned http_status) && {
-    public_status_ = http_status;
+    mutable_fields().public_status = http_status;
     return std::move(*this);
 }
 
 std::string Error::id() const {
-    return group_ + "/" + code_;
+    return group() + "/" + code();
 }
 
 std::string Error::to_string() const {
-    if (actor_) {
-        return fmt::format("actor {} generation {} key {}: {}: {}", actor_->actor_id,
-                           actor_->generation, actor_->key, code_, message_);
+    const Fields& f = fields();
+    if (f.actor) {
+        return fmt::format("actor {} generation {} key {}: {}: {}", f.actor->actor_id,
+                           f.actor->generation, f.actor->key, f.code, f.message);
     }
-    return fmt::format("{}: {}", code_, message_);
+    return fmt::format("{}: {}", f.code, f.message);
 }
 
 ErrorException::ErrorException(Error error) : error_(std::move(error)), what_(error_.to_string()) {}

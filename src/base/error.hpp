@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,20 +20,28 @@ struct ActorSpecifier {
     std::string key;
 };
 
+// Held by pointer: an Error is 8 bytes, so a Status or Result<T> costs a coroutine frame or a
+// task almost nothing until it fails (the fields used to be ~220 bytes inline in every frame,
+// reply and join slot that may hold one). Copies are deep; a moved-from Error reads as empty.
 class Error {
   public:
     Error(std::string group, std::string code, std::string message,
           std::optional<std::string> metadata_json = std::nullopt);
+    Error(const Error& other);
+    Error& operator=(const Error& other);
+    Error(Error&&) noexcept = default;
+    Error& operator=(Error&&) noexcept = default;
+    ~Error();
 
-    const std::string& group() const noexcept { return group_; }
-    const std::string& code() const noexcept { return code_; }
-    const std::string& message() const noexcept { return message_; }
+    const std::string& group() const noexcept { return fields().group; }
+    const std::string& code() const noexcept { return fields().code; }
+    const std::string& message() const noexcept { return fields().message; }
     // Metadata as JSON text, if any.
-    const std::optional<std::string>& metadata() const noexcept { return metadata_; }
-    const std::optional<ActorSpecifier>& actor() const noexcept { return actor_; }
+    const std::optional<std::string>& metadata() const noexcept { return fields().metadata; }
+    const std::optional<ActorSpecifier>& actor() const noexcept { return fields().actor; }
 
     bool is(std::string_view group, std::string_view code) const noexcept {
-        return group_ == group && code_ == code;
+        return fields().group == group && fields().code == code;
     }
 
     Error& with_actor(ActorSpecifier actor) &;
@@ -43,7 +52,9 @@ class Error {
     Error& make_public(unsigned http_status = 400) &;
     Error&& make_public(unsigned http_status = 400) &&;
     // Set by make_public.
-    const std::optional<unsigned>& public_status() const noexcept { return public_status_; }
+    const std::optional<unsigned>& public_status() const noexcept {
+        return fields().public_status;
+    }
 
     // "group/code" as used in logs and close reasons ("group.code" is built by the protocol layer).
     std::string id() const;
@@ -51,17 +62,26 @@ class Error {
     std::string to_string() const;
 
     friend bool operator==(const Error& a, const Error& b) {
-        return a.group_ == b.group_ && a.code_ == b.code_ && a.message_ == b.message_ &&
-               a.metadata_ == b.metadata_;
+        const Fields& x = a.fields();
+        const Fields& y = b.fields();
+        return x.group == y.group && x.code == y.code && x.message == y.message &&
+               x.metadata == y.metadata;
     }
 
   private:
-    std::string group_;
-    std::string code_;
-    std::string message_;
-    std::optional<std::string> metadata_;
-    std::optional<ActorSpecifier> actor_;
-    std::optional<unsigned> public_status_;
+    struct Fields {
+        std::string group;
+        std::string code;
+        std::string message;
+        std::optional<std::string> metadata;
+        std::optional<ActorSpecifier> actor;
+        std::optional<unsigned> public_status;
+    };
+    const Fields& fields() const noexcept { return f_ ? *f_ : empty(); }
+    Fields& mutable_fields();
+    static const Fields& empty() noexcept;
+
+    std::unique_ptr<Fields> f_;
 };
 
 // Carries an Error through code that reports failures by throwing (user handlers, coroutines).

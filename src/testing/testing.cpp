@@ -314,7 +314,7 @@ Task<Status> start_actor(std::shared_ptr<EngineState> engine, std::shared_ptr<Ac
     core::Kv kv(std::make_shared<GenerationKv>(actor->kv, engine->faults, severed), actor->id);
     core::ActorContext ctx(engine->rt.executor(), engine->rt.clock(), actor->id, actor->name,
                            actor->key, "local", std::move(kv));
-    ctx.configure(actor->factory->config());
+    ctx.configure(actor->factory->shared_config());
     ctx.configure_envoy(engine->link, generation);
     ctx.configure_sqlite(actor->pages);
 

@@ -79,6 +79,27 @@ TEST(ErrorTest, AnErrorMadePublicIsShownWithItsOwnGroupAndStatus) {
     }
 }
 
+// An Error is a pointer to its fields, so a Status costs the frames and replies that may hold one
+// next to nothing; copies are independent and a moved-from error reads as empty.
+TEST(ErrorTest, IsSmallCopiesDeepAndReadsEmptyOnceMoved) {
+    static_assert(sizeof(Error) == sizeof(void*));
+    static_assert(sizeof(Status) <= 2 * sizeof(void*));
+    Error original("actor", "not_found", "missing", R"({"id":"a"})");
+    Error copy = original;
+    copy.with_actor(ActorSpecifier{"a", 3, "k"}).make_public(404);
+    EXPECT_FALSE(original.actor().has_value());
+    EXPECT_FALSE(original.public_status().has_value());
+    EXPECT_EQ(copy.public_status(), 404u);
+    EXPECT_EQ(copy, original);  // equality is group, code, message and metadata
+    Error moved = std::move(copy);
+    EXPECT_EQ(moved.actor()->generation, 3u);
+    EXPECT_EQ(copy.group(), "");   // NOLINT(bugprone-use-after-move): what a moved-from reads
+    EXPECT_EQ(copy.to_string(), ": ");
+    copy = original;  // and it can be assigned again
+    EXPECT_EQ(copy.message(), "missing");
+    EXPECT_EQ(copy.metadata(), std::optional<std::string>(R"({"id":"a"})"));
+}
+
 TEST(ResultTest, ValueAndError) {
     Result<int> ok = 5;
     EXPECT_TRUE(ok.ok());

@@ -24,6 +24,12 @@ std::optional<std::uint64_t> to_u64(const std::optional<double>& v) {
 
 }  // namespace
 
+const std::shared_ptr<const ActorConfig>& default_actor_config() {
+    static const auto* config = new std::shared_ptr<const ActorConfig>(
+        std::make_shared<const ActorConfig>());  // never destroyed: contexts may outlive statics
+    return *config;
+}
+
 ActorConfig actor_config_from_input(ActorConfigInput input) {
     ActorConfig c;
     c.name = std::move(input.name);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -110,5 +111,8 @@ struct ActorConfigInput {
 
 // Absent fields keep the defaults; an explicit sleep grace period marks it overridden.
 ActorConfig actor_config_from_input(ActorConfigInput input);
+
+// The config of an actor configured with none (one instance, shared).
+const std::shared_ptr<const ActorConfig>& default_actor_config();
 
 }  // namespace rivetkit::core

@@ -89,7 +89,8 @@ struct ActorContextInner {
     Kv kv;
     Kv user_kv;  // kv's records under [4] (internal_storage.hpp UserKv)
     std::shared_ptr<ActorSqlite> sqlite;  // sqlite.cpp
-    ActorConfig config;
+    // Shared by every actor of one type (the factory's), never changed once configured.
+    std::shared_ptr<const ActorConfig> config = default_actor_config();
     std::shared_ptr<EnvoyLink> envoy;
     std::optional<std::uint32_t> generation;
     std::optional<rt::Sender<LifecycleEvent>> lifecycle_events;
@@ -293,8 +294,13 @@ class ActorContext {
     // The actor's records (core use). user_kv(): the user KV API, the same store under [4].
     const Kv& kv() const noexcept { return p_->kv; }
     const Kv& user_kv() const noexcept { return p_->user_kv; }
-    const ActorConfig& config() const noexcept { return p_->config; }
-    void configure(ActorConfig config) const { p_->config = std::move(config); }
+    const ActorConfig& config() const noexcept { return *p_->config; }
+    void configure(std::shared_ptr<const ActorConfig> config) const {
+        p_->config = std::move(config);
+    }
+    void configure(ActorConfig config) const {
+        p_->config = std::make_shared<const ActorConfig>(std::move(config));
+    }
     WeakActorContext downgrade() const { return WeakActorContext(p_); }
     const std::shared_ptr<ActorContextInner>& inner() const noexcept { return p_; }
     std::optional<ActorSpecifier> specifier() const;

@@ -32,7 +32,8 @@ using ActorEntry = std::function<boost::asio::awaitable<Status>(ActorStart)>;
 class ActorFactory {
   public:
     ActorFactory(ActorConfig config, ActorEntry entry)
-        : config_(std::move(config)), entry_(std::move(entry)) {}
+        : config_(std::make_shared<const ActorConfig>(std::move(config))),
+          entry_(std::move(entry)) {}
 
     static ActorFactory with_manual_startup_ready(ActorConfig config, ActorEntry entry) {
         ActorFactory f(std::move(config), std::move(entry));
@@ -40,14 +41,16 @@ class ActorFactory {
         return f;
     }
 
-    const ActorConfig& config() const noexcept { return config_; }
+    const ActorConfig& config() const noexcept { return *config_; }
+    // The config itself, for every actor of this type to share.
+    const std::shared_ptr<const ActorConfig>& shared_config() const noexcept { return config_; }
     bool manual_startup_ready() const noexcept { return manual_startup_ready_; }
     boost::asio::awaitable<Status> start(ActorStart start) const {
         return entry_(std::move(start));
     }
 
   private:
-    ActorConfig config_;
+    std::shared_ptr<const ActorConfig> config_;
     ActorEntry entry_;
     bool manual_startup_ready_ = false;
 };

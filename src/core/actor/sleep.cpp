@@ -21,7 +21,7 @@ CanSleep ActorContext::can_sleep() const {
     const auto& s = *p_;
     if (!s.started)
         return CanSleep::NotReady;
-    if (s.config.no_sleep)
+    if (s.config->no_sleep)
         return CanSleep::NoSleep;
     if (s.envoy && s.envoy->active_http_request_count(s.actor_id) > 0) {
         return CanSleep::ActiveHttpRequests;

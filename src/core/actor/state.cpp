@@ -93,7 +93,7 @@ Instant ActorContext::save_deadline(bool immediate) const {
     if (immediate || s.save_requested_immediate)
         return now;
     const auto interval =
-        std::chrono::duration_cast<rt::Clock::duration>(s.config.state_save_interval);
+        std::chrono::duration_cast<rt::Clock::duration>(s.config->state_save_interval);
     auto delay = interval;
     if (s.last_save_at) {
         const auto since = now - *s.last_save_at;

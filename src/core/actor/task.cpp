@@ -98,16 +98,23 @@ Error ActorTask::with_specifier(Error error) const {
 }
 
 boost::asio::awaitable<Status> ActorTask::run_owned(std::unique_ptr<ActorTask> task) {
-    co_return co_await task->run();
+    ActorTask* self = task.get();
+    return run_as(self, std::move(task));
 }
 
 boost::asio::awaitable<Status> ActorTask::run() {
-    LiveExit exit = co_await run_live();
+    return run_as(this, nullptr);
+}
+
+// `owned` is only held: the task dies with this frame.
+boost::asio::awaitable<Status> ActorTask::run_as(
+    ActorTask* self, [[maybe_unused]] std::unique_ptr<ActorTask> owned) {
+    LiveExit exit = co_await self->run_live();
     if (exit.kind == LiveExit::Kind::Terminated)
         co_return Status{};
-    Status result = co_await run_shutdown_guarded(exit.reason);
-    deliver_shutdown_reply(exit.reason, result);
-    transition_to(LifecycleState::Terminated);
+    Status result = co_await self->run_shutdown_guarded(exit.reason);
+    self->deliver_shutdown_reply(exit.reason, result);
+    self->transition_to(LifecycleState::Terminated);
     co_return result;
 }
 

@@ -151,6 +151,7 @@ class ActorTask {
     Task<Status> run();
     static Task<Status> run_owned(std::unique_ptr<ActorTask> task);
 
+
     Task<void> handle_lifecycle(LifecycleCommand command);
     // Upstream's async shape (the spec tests await it); the loops call dispatch_now directly.
     Task<void> handle_dispatch(DispatchCommand command);
@@ -182,6 +183,10 @@ class ActorTask {
     std::optional<rt::JoinHandle<Status>> run_handle;
 
   private:
+    // run() and run_owned() in one coroutine (`owned` is `self` or null), so an awake actor's
+    // task holds one frame for it, not a wrapper's too.
+    static Task<Status> run_as(ActorTask* self, std::unique_ptr<ActorTask> owned);
+
     struct Grace {
         ShutdownKind reason;
         Instant deadline;

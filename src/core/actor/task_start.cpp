@@ -111,7 +111,7 @@ boost::asio::awaitable<Status> ActorTask::init_inspector_token() {
 
 boost::asio::awaitable<Status> ActorTask::start_actor() {
     if (lifecycle == LifecycleState::Loading) {
-        ctx.configure(factory->config());
+        ctx.configure(factory->shared_config());
     }
     auto fail = [&](std::string_view step, Error error) {
         log::error("actor start failed",

@@ -226,7 +226,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
           actor_id);
     ActorContext ctx(executor_, clock_, actor_id, start.config.name, key, options_.region,
                      std::move(kv));
-    ctx.configure(factory->config());
+    ctx.configure(factory->shared_config());
     ctx.configure_envoy(link_, start.generation);
     ctx.configure_sqlite(database);
 
