@@ -184,8 +184,6 @@ std::size_t hash_of(const Bytes& data, std::uint16_t head) {
     return std::hash<std::string_view>{}(view) ^ (std::size_t{head} * 0x9e3779b97f4a7c15ULL);
 }
 
-}  // namespace
-
 // The page (kSqlitePageSize bytes) held compactly, shared with every other file state that
 // holds the same bytes: the databases of one actor type have the same schema pages and
 // empty-table roots, so a thousand actors hold those once. Each thread interns on its own (no
@@ -234,6 +232,8 @@ SharedPage intern_page(const Bytes& page) {
     table.pages.emplace(hash, made);
     return made;
 }
+
+}  // namespace
 
 void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) const {
     // Three spans of the page: [0, head) stored, [head, zeros_end) zeros, [zeros_end, kPage) the
