@@ -50,8 +50,7 @@ std::size_t TimerQueue::fire_due(time_point now) noexcept {
 
 boost::asio::awaitable<void> Clock::sleep_until(time_point deadline) {
     while (now() < deadline) {
-        boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-        detail::Suspension suspension(executor);
+        detail::Suspension suspension;
         detail::TimerNode timer(suspension);
         arm(timer, deadline);
         co_await suspension.wait();

@@ -177,8 +177,7 @@ boost::asio::awaitable<std::size_t> select_arms(std::tuple<Arms...> arms) {
             on_win(arms, winner, indices);
             co_return winner;
         }
-        boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-        Suspension suspension(executor);
+        Suspension suspension;
         std::tuple<typename Arms::Node...> nodes(same_suspension<Arms>(suspension)...);
         subscribe_enabled(arms, nodes, indices);
         co_await suspension.wait();

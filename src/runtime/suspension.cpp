@@ -4,6 +4,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -44,7 +45,11 @@ public:
         return asio::use_service<PendingWaits>(context);
     }
 
-    void add(Suspension& s) noexcept {
+    // While any wait is pending the context has outstanding work (one guard for all of them),
+    // as it would for asio's own pending operations: run() does not return under a waiter.
+    void add(Suspension& s, const asio::any_io_executor& executor) {
+        if (!executor_) executor_.emplace(executor);
+        if (pending_++ == 0) work_ = asio::prefer(*executor_, asio::execution::outstanding_work.tracked);
         s.registry_ = this;
         s.prev_ = nullptr;
         s.next_ = head_;
@@ -62,16 +67,17 @@ public:
         if (s.next_ != nullptr) s.next_->prev_ = s.prev_;
         s.registry_ = nullptr;
         s.prev_ = s.next_ = nullptr;
+        if (--pending_ == 0) work_ = asio::any_io_executor();
     }
 
-    // Queues the resumption; it runs from a posted handler, never inside this call.
-    void schedule(Suspension::Handler handler, boost::system::error_code ec,
-                  const asio::any_io_executor& executor) {
+    // Queues the resumption; it runs from a posted handler, never inside this call. Only after
+    // add(), which gave this service its executor.
+    void schedule(Suspension::Handler handler, boost::system::error_code ec) {
         if (shut_down_) return;  // the handler dies here, as asio's own ops do after shutdown
         ready_.push_back(Ready{std::move(handler), ec});
         if (draining_ || drain_posted_) return;
         drain_posted_ = true;
-        asio::post(executor, [this, executor] { drain(executor); });
+        asio::post(*executor_, [this, executor = *executor_] { drain(executor); });
     }
 
 private:
@@ -118,6 +124,9 @@ private:
     }
 
     Suspension* head_ = nullptr;
+    std::size_t pending_ = 0;
+    std::optional<asio::any_io_executor> executor_;  // the first waiter's: posts the drains
+    asio::any_io_executor work_;
     RingBuffer<Ready> ready_;
     bool draining_ = false;
     bool drain_posted_ = false;
@@ -125,8 +134,6 @@ private:
 };
 
 asio::execution_context::id PendingWaits::id;
-
-Suspension::Suspension(asio::any_io_executor executor) : executor_(std::move(executor)) {}
 
 Suspension::~Suspension() {
     if (registry_ != nullptr) registry_->remove(*this);
@@ -142,40 +149,39 @@ void Suspension::wake() noexcept {
     complete({});
 }
 
-void Suspension::start(Handler handler) {
+void Suspension::start(Handler handler, const asio::any_io_executor& executor) {
     handler_.emplace(std::move(handler));
-    work_ = asio::prefer(executor_, asio::execution::outstanding_work.tracked);
-    PendingWaits::of(executor_).add(*this);
+    PendingWaits::of(executor).add(*this, executor);
     auto slot = asio::get_associated_cancellation_slot(*handler_);
     if (slot.is_connected()) {
         slot.assign([this](asio::cancellation_type) { complete(asio::error::operation_aborted); });
     }
 }
 
+// A pending wait is always registered (start() did it; shutdown's abandon() drops the handler
+// before it unregisters), so the resumption always goes through the service's run queue.
 void Suspension::complete(boost::system::error_code ec) noexcept {
-    if (!handler_) return;
+    if (!handler_ || registry_ == nullptr) return;
     PendingWaits* service = registry_;
-    if (service != nullptr) service->remove(*this);
+    service->remove(*this);
     Handler handler(std::move(*handler_));
     handler_.reset();
-    if (service != nullptr) {
-        service->schedule(std::move(handler), ec, executor_);
-    } else {
-        asio::post(executor_, asio::append(std::move(handler), ec));
-    }
-    work_ = asio::any_io_executor();
+    service->schedule(std::move(handler), ec);
 }
 
 void Suspension::abandon() noexcept {
     if (!handler_) return;
-    work_ = asio::any_io_executor();
     Handler doomed(std::move(*handler_));
     handler_.reset();
 }
 
 asio::awaitable<void> Suspension::wait() {
     if (!woken_) {
-        auto initiate = [this](auto handler) { start(Handler(std::move(handler))); };
+        auto initiate = [this](auto handler) {
+            // The coroutine's own executor (its handler's), before the handler is type-erased.
+            const asio::any_io_executor executor = asio::get_associated_executor(handler);
+            start(Handler(std::move(handler)), executor);
+        };
         co_await asio::async_initiate<const asio::use_awaitable_t<>&,
                                       void(boost::system::error_code)>(initiate,
                                                                        asio::use_awaitable);
@@ -187,8 +193,7 @@ asio::awaitable<void> Suspension::wait() {
 }
 
 asio::awaitable<void> wait_on(WaitList& list) {
-    asio::any_io_executor executor = co_await asio::this_coro::executor;
-    Suspension suspension(executor);
+    Suspension suspension;
     WaitNode node(suspension);
     list.push(node);
     co_await suspension.wait();

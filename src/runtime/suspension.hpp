@@ -27,9 +27,12 @@ namespace rivetkit::rt::detail {
 
 class PendingWaits;
 
+// Holds no executor of its own (an idle actor keeps a few of these suspended for its whole life):
+// the waiting coroutine's comes with its handler, and the context's PendingWaits holds the one
+// outstanding-work guard for all of its pending waits.
 class Suspension {
 public:
-    explicit Suspension(boost::asio::any_io_executor executor);
+    Suspension() = default;
     ~Suspension();
     Suspension(const Suspension&) = delete;
     Suspension& operator=(const Suspension&) = delete;
@@ -45,18 +48,16 @@ private:
     friend class PendingWaits;
     using Handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
-    void start(Handler handler);
+    void start(Handler handler, const boost::asio::any_io_executor& executor);
     void complete(boost::system::error_code ec) noexcept;
     // Shutdown path: destroys the handler without running it. `this` may die with it.
     void abandon() noexcept;
 
-    boost::asio::any_io_executor executor_;
-    boost::asio::any_io_executor work_;  // outstanding work while pending, like asio's own ops
     // optional, and only ever move-constructed: Boost 1.81's any_completion_handler move
     // assignment recurses forever (it forwards an lvalue into its own greedy constructor).
     std::optional<Handler> handler_;
     bool woken_ = false;
-    PendingWaits* registry_ = nullptr;
+    PendingWaits* registry_ = nullptr;  // set while pending
     Suspension* prev_ = nullptr;
     Suspension* next_ = nullptr;
 };

@@ -26,8 +26,7 @@ boost::asio::awaitable<bool> idle_or_deadline(std::shared_ptr<detail::TrackerSta
     for (;;) {
         if (st->live == 0) co_return true;
         if (clock.now() >= deadline) co_return false;
-        boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-        detail::Suspension suspension(executor);
+        detail::Suspension suspension;
         detail::WaitNode idle(suspension);
         detail::TimerNode timer(suspension);
         st->waiters.push(idle);

@@ -31,8 +31,7 @@ void VirtualClock::finish_advance() noexcept {
 
 boost::asio::awaitable<void> VirtualClock::advance(duration d) {
     if (advance_target_) throw std::logic_error("VirtualClock::advance: an advance is already pending");
-    boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-    detail::Suspension suspension(executor);
+    detail::Suspension suspension;
     advance_target_ = now_ + d;
     advancer_ = &suspension;
     // A cancelled advance withdraws its request so the driver stops working towards it.
