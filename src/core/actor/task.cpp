@@ -135,13 +135,12 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
             grace_deadline = grace_->deadline;
         if (!database_idle_deadline_ && ctx.take_database_touched())
             database_idle_deadline_ = clock.now() + kDatabaseIdleClose;
+        // The four deadlines after the run handle share one timer arm (next_timer, which_timer).
         const std::size_t arm = co_await rt::select(
             lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
             rt::deadline(clock, grace_deadline), rt::when(dispatch_enabled, dispatch_inbox_),
-            run_handle, rt::deadline(clock, state_save_deadline),
-            rt::deadline(clock, inspector_serialize_state_deadline),
-            rt::deadline(clock, sleep_deadline_), rt::deadline(clock, database_idle_deadline_));
-        switch (arm) {
+            run_handle, rt::deadline(clock, next_timer()));
+        switch (arm == 6 ? which_timer() : arm) {
             case 0: {
                 auto command = lifecycle_inbox_.try_recv();
                 if (!command) {
@@ -551,6 +550,36 @@ void ActorTask::on_sleep_tick() {
     log::warn("sleep idle deadline elapsed but actor stayed awake",
               {{"actor_id", ctx.actor_id()}, {"reason", can_sleep_name(ctx.can_sleep())}});
     reset_sleep_deadline();
+}
+
+// run_live's timers -- the state save, the inspector's serialize tick, the sleep deadline and
+// the database's idle close -- wait as one select arm (each arm is a timer armed at every wait,
+// and a node in the loop's frame for the actor's whole life). It wins only when every earlier arm
+// is idle; which_timer then picks the first of the four that is due, the one that four arms in
+// this order would have picked.
+std::optional<Instant> ActorTask::next_timer() const {
+    std::optional<Instant> first;
+    for (const std::optional<Instant>* at : {&state_save_deadline,
+                                             &inspector_serialize_state_deadline, &sleep_deadline_,
+                                             &database_idle_deadline_}) {
+        if (*at && (!first || **at < *first))
+            first = **at;
+    }
+    return first;
+}
+
+std::size_t ActorTask::which_timer() const {
+    const Instant now = ctx.clock().now();
+    auto due = [now](const std::optional<Instant>& at) { return at && now >= *at; };
+    if (due(state_save_deadline))
+        return 6;
+    if (due(inspector_serialize_state_deadline))
+        return 7;
+    if (due(sleep_deadline_))
+        return 8;
+    if (due(database_idle_deadline_))
+        return 9;
+    return 10;  // none (not reached: the arm is ready only once one is due)
 }
 
 boost::asio::awaitable<rt::Joined<Status>> ActorTask::wait_for_run_handle(

@@ -186,6 +186,8 @@ class ActorTask {
     // run() and run_owned() in one coroutine (`owned` is `self` or null), so an awake actor's
     // task holds one frame for it, not a wrapper's too.
     static Task<Status> run_as(ActorTask* self, std::unique_ptr<ActorTask> owned);
+    std::optional<Instant> next_timer() const;
+    std::size_t which_timer() const;
 
     struct Grace {
         ShutdownKind reason;
