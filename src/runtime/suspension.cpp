@@ -49,7 +49,8 @@ public:
     // as it would for asio's own pending operations: run() does not return under a waiter.
     void add(Suspension& s, const asio::any_io_executor& executor) {
         if (!executor_) executor_.emplace(executor);
-        if (pending_++ == 0) work_ = asio::prefer(*executor_, asio::execution::outstanding_work.tracked);
+        if (pending_++ == 0)
+            work_ = asio::prefer(*executor_, asio::execution::outstanding_work.tracked);
         s.registry_ = this;
         s.prev_ = nullptr;
         s.next_ = head_;
