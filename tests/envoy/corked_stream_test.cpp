@@ -163,6 +163,39 @@ TEST(CorkedStream, PastTheCorkLimitTheBufferGoesOut) {
     EXPECT_LT(out, big.size()) << "the rest waits for the next write or flush";
 }
 
+// A burst grows the buffers; once it is written they keep at most kKeptCapacity each, so an idle
+// envoy does not hold the largest burst it ever wrote.
+TEST(CorkedStream, BuffersDoNotKeepWhatABurstGrewThemTo) {
+    asio::io_context io;
+    Wire wire;
+    CorkedStream<RecordingStream> stream(io, wire);
+    using Stream = CorkedStream<RecordingStream>;
+    stream.cork(true);
+    std::vector<Outcome> outcomes(40);
+    const std::string frame(3000, 'p');  // a page commit's frames, corked one after another
+    for (auto& out : outcomes) {
+        write(stream, frame, out);
+        poll(io);
+    }
+    Outcome f;
+    stream.cork(false);
+    flush(stream, f);
+    poll(io);
+    ASSERT_TRUE(f.done);
+    std::size_t out = 0;
+    for (const auto& w : wire.writes)
+        out += w.size();
+    EXPECT_EQ(out, 40u * frame.size());
+    EXPECT_GT(wire.writes.size(), 1u) << "the burst passed the cork limit";
+    EXPECT_LE(stream.capacity(), 2 * Stream::kKeptCapacity);
+    // Small writes keep their buffer: no allocation per write once it is warm.
+    Outcome small;
+    write(stream, "pong", small);
+    poll(io);
+    EXPECT_TRUE(small.done);
+    EXPECT_GT(stream.capacity(), 0u);
+}
+
 TEST(CorkedStream, AWriterBehindAWriteInFlightWaitsForItThenGoesInTheNextWrite) {
     asio::io_context io;
     Wire wire;
