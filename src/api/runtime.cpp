@@ -543,7 +543,6 @@ struct Generation {
         : loop(std::move(def), std::move(instance)), events(std::move(ev)) {}
     Loop loop;
     core::ActorEvents events;
-    Status started;
 
     // Serves every queued event; false once core closed the stream.
     bool serve_queued() {
@@ -553,9 +552,8 @@ struct Generation {
     }
 };
 
-// The start: the instance, prepare, startup_ready, the run handler. On failure the generation's
-// `started` says why.
-boost::asio::awaitable<std::unique_ptr<Generation>> start_generation(
+// The start: the instance, prepare, startup_ready, the run handler.
+boost::asio::awaitable<Result<std::unique_ptr<Generation>>> start_generation(
     DefinitionPtr def, std::unique_ptr<core::ActorStart> start_info) {
     InstancePtr instance = def->make_instance();
     instance->bind(start_info->ctx);
@@ -565,21 +563,22 @@ boost::asio::awaitable<std::unique_ptr<Generation>> start_generation(
     instance->starting = false;
     if (start_info->startup_ready)
         start_info->startup_ready->send(prepared);
-    auto gen = std::make_unique<Generation>(def, instance, std::move(start_info->events));
-    gen->started = std::move(prepared);
-    if (gen->started.ok() && def->run)
+    if (!prepared.ok())
+        co_return std::move(prepared).error();
+    if (def->run)
         start(instance->ctx(), run_handler(def, instance));
-    co_return gen;
+    co_return std::make_unique<Generation>(def, instance, std::move(start_info->events));
 }
 
-// Locals are kept to pointers: a coroutine frame holds every local for its whole life, and this
-// one lives as long as the actor.
+// Locals are kept small: a coroutine frame holds every local for its whole life, and this one
+// lives as long as the actor.
 boost::asio::awaitable<Status> run_generation(DefinitionPtr def,
                                               std::unique_ptr<core::ActorStart> start_info) {
-    std::unique_ptr<Generation> gen =
+    Result<std::unique_ptr<Generation>> started =
         co_await start_generation(std::move(def), std::move(start_info));
-    if (!gen->started.ok())
-        co_return std::move(gen->started);
+    if (!started.ok())
+        co_return std::move(started).error();
+    Generation* gen = started->get();
     do {
         while (!gen->events.ready()) {
             boost::asio::awaitable<void> woken = gen->events.wait();

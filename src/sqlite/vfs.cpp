@@ -75,8 +75,8 @@ class PageIndex {
         return const_cast<Entry*>(std::as_const(*this).find(pgno));
     }
     bool contains(std::uint32_t pgno) const { return find(pgno) != nullptr; }
-    // The entry for `pgno`, made known (bytes null) if it was not; `added` tells which.
-    Entry& add(std::uint32_t pgno, bool& added) {
+    // The entry for `pgno`, made known (bytes null) if it was not.
+    Entry& add(std::uint32_t pgno) {
         Entry* e = nullptr;
         if (pgno - 1 < kDense) {
             if (pgno > dense_.size()) {
@@ -89,7 +89,6 @@ class PageIndex {
         } else {
             e = &sparse_[pgno];
         }
-        added = !e->known;
         e->known = true;
         return *e;
     }
@@ -267,8 +266,7 @@ std::size_t held_by(const SharedPage& page) {
 }
 
 void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<Bytes>& bytes) {
-    bool added = false;
-    PageIndex::Entry& entry = f.committed.add(pgno, added);
+    PageIndex::Entry& entry = f.committed.add(pgno);
     const std::size_t before = held_by(entry.bytes);
     if (entry.bytes)
         --f.cached_with_bytes;
