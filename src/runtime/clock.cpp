@@ -1,6 +1,5 @@
 #include "runtime/clock.hpp"
 
-#include <boost/asio/this_coro.hpp>
 
 #include "runtime/suspension.hpp"
 #include "runtime/timer_node.hpp"

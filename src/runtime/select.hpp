@@ -33,7 +33,6 @@
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/this_coro.hpp>
 
 #include "runtime/cancellation.hpp"
 #include "runtime/clock.hpp"

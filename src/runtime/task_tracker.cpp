@@ -1,6 +1,5 @@
 #include "runtime/task_tracker.hpp"
 
-#include <boost/asio/this_coro.hpp>
 
 #include "runtime/suspension.hpp"
 #include "runtime/timer_node.hpp"

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include <boost/asio/this_coro.hpp>
 
 #include "runtime/suspension.hpp"
 
