@@ -350,11 +350,21 @@ class Actor {
                       "an action takes ActionContext<State>& first");
         using Params = typename detail::DropFirst<typename Sig::args>::type;
         detail::ActionEntry entry;
-        entry.invoke = [fn = std::move(fn), name](detail::InstancePtr instance,
-                                                  std::optional<core::ConnHandle> conn, Json args) {
-            return invoke_action<F, Params>(fn, name, std::move(instance), std::move(conn),
-                                            std::move(args));
-        };
+        if constexpr (detail::Awaited<typename Sig::result>::is_async) {
+            entry.invoke = [fn = std::move(fn), name](detail::InstancePtr instance,
+                                                      std::optional<core::ConnHandle> conn,
+                                                      Json args) {
+                return invoke_action<F, Params>(fn, name, std::move(instance), std::move(conn),
+                                                std::move(args));
+            };
+        } else {
+            entry.invoke_now = [fn = std::move(fn), name](detail::InstancePtr instance,
+                                                          std::optional<core::ConnHandle> conn,
+                                                          Json args) {
+                return call_action<F, Params>(fn, name, std::move(instance), std::move(conn),
+                                              std::move(args));
+            };
+        }
         entry.options = options;
         def_.actions.insert_or_assign(std::move(name), std::move(entry));
         return *this;
@@ -517,38 +527,61 @@ class Actor {
         };
     }
 
-    template <typename F, typename Params>
-    static boost::asio::awaitable<Json> invoke_action(F fn, std::string name,
-                                                      detail::InstancePtr instance,
-                                                      std::optional<core::ConnHandle> conn,
-                                                      Json args) {
+    // An action's context for one call: its arguments decoded (a mismatch throws the
+    // invalid-request error) and the caller's connection, if any.
+    template <typename Params>
+    struct ActionCall {
+        Params args;
+        Action context;
+    };
+    template <typename Params>
+    static ActionCall<Params> action_call(const std::string& name, detail::InstancePtr instance,
+                                          std::optional<core::ConnHandle> conn, const Json& args) {
         auto decoded = detail::decode_args<Params>(name, args);
         if (!decoded.ok())
             throw ErrorException(std::move(decoded).error());
         std::optional<Conn> caller;
         if (conn)
             caller.emplace(std::move(*conn));
-        Action c(typed(instance), std::move(caller));
+        return {std::move(decoded).value(), Action(typed(std::move(instance)), std::move(caller))};
+    }
+
+    template <typename F, typename Params>
+    static boost::asio::awaitable<Json> invoke_action(F fn, std::string name,
+                                                      detail::InstancePtr instance,
+                                                      std::optional<core::ConnHandle> conn,
+                                                      Json args) {
+        ActionCall<Params> call = action_call<Params>(name, instance, std::move(conn), args);
         using R = typename detail::SignatureOf<F>::result;
         using Value = typename detail::Awaited<R>::type;
-        auto call = [&](auto&... a) -> R { return fn(c, std::move(a)...); };
+        auto start = [&](auto&... a) -> R { return fn(call.context, std::move(a)...); };
+        R pending = std::apply(start, call.args);
         Json out;
-        if constexpr (detail::Awaited<R>::is_async) {
-            R pending = std::apply(call, decoded.value());
-            if constexpr (std::is_void_v<Value>) {
-                co_await std::move(pending);
-            } else {
-                Value value = co_await std::move(pending);
-                out = detail::result_to_json(std::move(value));
-            }
-        } else if constexpr (std::is_void_v<Value>) {
-            std::apply(call, decoded.value());
+        if constexpr (std::is_void_v<Value>) {
+            co_await std::move(pending);
         } else {
-            out = detail::result_to_json(std::apply(call, decoded.value()));
+            Value value = co_await std::move(pending);
+            out = detail::result_to_json(std::move(value));
         }
-        if (c.touched())
+        if (call.context.touched())
             instance->touched = true;
         co_return out;
+    }
+
+    template <typename F, typename Params>
+    static Json call_action(F fn, const std::string& name, detail::InstancePtr instance,
+                            std::optional<core::ConnHandle> conn, Json args) {
+        ActionCall<Params> call = action_call<Params>(name, instance, std::move(conn), args);
+        using R = typename detail::SignatureOf<F>::result;
+        auto run = [&](auto&... a) -> R { return fn(call.context, std::move(a)...); };
+        Json out;
+        if constexpr (std::is_void_v<R>)
+            std::apply(run, call.args);
+        else
+            out = detail::result_to_json(std::apply(run, call.args));
+        if (call.context.touched())
+            instance->touched = true;
+        return out;
     }
 
     detail::Definition def_;

@@ -74,17 +74,26 @@ void sync_state(const Definition& def, const InstancePtr& instance) {
     instance->notified_version = instance->state_version();
 }
 
+// An action's CBOR args array as JSON (absent args: none).
+Result<Json> action_args(const Bytes& args_cbor) {
+    auto args = from_cbor(args_cbor);
+    if (!args.ok())
+        return errors::actor_invalid_request("args: " + args.error().message());
+    if (args->is_null())
+        return Json::array();
+    return std::move(args).value();
+}
+
 boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, InstancePtr instance,
                                                     std::optional<core::ConnHandle> conn,
                                                     Bytes args_cbor) {
-    auto args = from_cbor(args_cbor);
+    Result<Json> args = action_args(args_cbor);
     if (!args.ok())
-        co_return errors::actor_invalid_request("args: " + args.error().message());
-    Json args_value = args->is_null() ? Json::array() : std::move(args).value();
+        co_return std::move(args).error();
     std::exception_ptr failure;
     try {
         boost::asio::awaitable<Json> pending =
-            entry.invoke(std::move(instance), std::move(conn), std::move(args_value));
+            entry.invoke(std::move(instance), std::move(conn), std::move(args).value());
         Json out = co_await std::move(pending);
         co_return to_cbor(out);
     } catch (...) {
@@ -93,20 +102,42 @@ boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, In
     co_return error_from_exception(failure);
 }
 
-boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
-                                        event::Action action) {
-    auto found = def->actions.find(action.name);
-    if (found == def->actions.end()) {
-        action.reply.send(errors::actor_action_not_found(action.name));
-        co_return;
+// A synchronous action's call (ActionEntry::invoke_now).
+Result<Bytes> call_action_now(const ActionEntry& entry, InstancePtr instance,
+                              std::optional<core::ConnHandle> conn, const Bytes& args_cbor) {
+    Result<Json> args = action_args(args_cbor);
+    if (!args.ok())
+        return std::move(args).error();
+    try {
+        return to_cbor(
+            entry.invoke_now(std::move(instance), std::move(conn), std::move(args).value()));
+    } catch (...) {
+        return error_from_exception(std::current_exception());
     }
-    const ActionEntry& entry = found->second;
-    Result<Bytes> result =
-        co_await invoke_action(entry, instance, std::move(action.conn), std::move(action.args));
-    sync_state(*def, instance);
+}
+
+// What follows an action's outcome before its reply: the state synced (a change requests a
+// save) and the caller's on_result.
+void action_done(const Definition& def, const InstancePtr& instance, event::Action& action) {
+    sync_state(def, instance);
     if (action.on_result)
         action.on_result();
-    if (result.ok() && entry.options.reply_after_durable) {
+}
+
+// An action that suspends or asked for reply_after_durable, in a coroutine of its own. `entry`
+// lives in `def`.
+boost::asio::awaitable<void> run_action(DefinitionPtr def, InstancePtr instance,
+                                        event::Action action, const ActionEntry* entry) {
+    Result<Bytes> result = Bytes{};
+    if (entry->invoke_now) {
+        result = call_action_now(*entry, instance, std::move(action.conn), action.args);
+    } else {
+        boost::asio::awaitable<Result<Bytes>> pending =
+            invoke_action(*entry, instance, std::move(action.conn), std::move(action.args));
+        result = co_await std::move(pending);
+    }
+    action_done(*def, instance, action);
+    if (result.ok() && entry->options.reply_after_durable) {
         core::RequestSaveOpts opts{true, std::nullopt};
         Status saved = co_await instance->ctx().request_save_and_wait(opts);
         if (!saved.ok())
@@ -348,7 +379,23 @@ class Loop {
   private:
     const core::ActorContext& ctx() const { return inst_->ctx(); }
 
-    void serve(event::Action& e) { start(ctx(), run_action(def_, inst_, std::move(e))); }
+    // A synchronous action without reply_after_durable is answered here, before the next event,
+    // as its coroutine would have been: it never suspends.
+    void serve(event::Action& e) {
+        auto found = def_->actions.find(e.name);
+        if (found == def_->actions.end()) {
+            e.reply.send(errors::actor_action_not_found(e.name));
+            return;
+        }
+        const ActionEntry& entry = found->second;
+        if (!entry.invoke_now || entry.options.reply_after_durable) {
+            start(ctx(), run_action(def_, inst_, std::move(e), &entry));
+            return;
+        }
+        Result<Bytes> result = call_action_now(entry, inst_, std::move(e.conn), e.args);
+        action_done(*def_, inst_, e);
+        e.reply.send(std::move(result));
+    }
 
     void serve(event::SerializeState& e) {
         Bytes encoded = inst_->sync_state(false);

@@ -24,10 +24,13 @@ namespace rivetkit::detail {
 
 using InstancePtr = std::shared_ptr<InstanceCore>;
 
+// One of the two is set: `invoke` for a handler that returns an awaitable, `invoke_now` for one
+// that returns its value. The runtime calls the latter inline, with no coroutine of its own.
 struct ActionEntry {
     std::function<boost::asio::awaitable<Json>(InstancePtr, std::optional<core::ConnHandle>,
                                                Json args)>
         invoke;
+    std::function<Json(InstancePtr, std::optional<core::ConnHandle>, Json args)> invoke_now;
     ActionOptions options;
 };
 
