@@ -73,6 +73,7 @@ void write_js_float_integers(Json& v) {
 // common case) are written without a copy.
 Bytes to_cbor(const Json& value) {
     Bytes out;
+    out.reserve(64);  // most values are small: one allocation instead of a doubling series
     if (has_js_float_integer(value)) {
         Json js = value;
         write_js_float_integers(js);

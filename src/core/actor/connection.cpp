@@ -284,7 +284,9 @@ boost::asio::awaitable<Status> ActorContext::disconnect_conns(
 }
 
 void ActorContext::request_hibernation_transport_save(std::string_view id) const {
-    p_->pending_hibernation_updates.insert(std::string(id));
+    // Every handled message of a hibernatable connection comes here: no allocation once queued.
+    if (!p_->pending_hibernation_updates.contains(id))
+        p_->pending_hibernation_updates.emplace(id);
     request_save({});
 }
 

@@ -139,8 +139,7 @@ struct ActorContextInner {
     // (save_deadline), so storage that fails fast is not hammered by a loop.
     std::uint32_t save_failures_in_a_row = 0;
     rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
-    std::vector<std::function<void(const RequestSaveOpts&)>> request_save_hooks;
-    std::set<std::string> pending_hibernation_updates;
+    std::set<std::string, std::less<>> pending_hibernation_updates;  // by connection id
     // The actor state of a save whose write failed, written by the next save (unless that one
     // carries a newer state).
     std::optional<Bytes> unsaved_actor_state;
@@ -366,7 +365,6 @@ class ActorContext {
     std::optional<Bytes> input() const { return p_->persisted.input; }
     void set_scheduled_events(std::vector<PersistedScheduleEvent> events) const;
     WorkRegion begin_on_state_change() const;
-    void on_request_save(std::function<void(const RequestSaveOpts&)> hook) const;
     // Writes [1] now if anything core-owned changed.
     Task<Status> persist_if_dirty() const;
     // A background persist of [1] that wait_for_pending_state_writes() awaits.

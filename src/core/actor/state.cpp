@@ -25,7 +25,7 @@ struct PreparedSave {
     std::vector<KvEntry> conn_puts;
     std::vector<std::pair<std::string, std::uint16_t>> conn_message_indexes;  // as written
     std::vector<Bytes> deletes;
-    std::set<std::string> taken_updates;
+    std::set<std::string, std::less<>> taken_updates;
     std::set<std::string> taken_removals;
     std::set<std::string> explicit_updates;
     std::set<std::string> explicit_removals;
@@ -38,17 +38,12 @@ void ActorContext::set_state_initial(Bytes state) const {
     p_->mark_dirty();
 }
 
-void ActorContext::on_request_save(std::function<void(const RequestSaveOpts&)> hook) const {
-    p_->request_save_hooks.push_back(std::move(hook));
-}
-
 void ActorContext::request_save(RequestSaveOpts opts) const {
     auto& s = *p_;
     ++s.save_request_revision;
-    // Hooks may request nothing back into this context, but copy anyway: a hook can add a hook.
-    auto hooks = s.request_save_hooks;
-    for (const auto& hook : hooks)
-        hook(opts);
+    // An attached inspector hears of every requested save (it then reads the state).
+    if (s.inspector_attached > 0)
+        send_lifecycle_event(LifecycleEvent::inspector_serialize_requested());
 
     const bool was_pending = s.save_requested;
     const bool was_immediate = s.save_requested_immediate;

@@ -72,13 +72,6 @@ ActorTask::ActorTask(std::string actor_id, std::uint32_t generation,
       start_input_(std::move(start_input)),
       preloaded_persisted_actor_(std::move(preloaded_persisted_actor)) {
     ctx.configure_inspector_runtime();
-    // Weak: this hook is stored inside the context it observes.
-    ctx.on_request_save([weak = ctx.downgrade()](const RequestSaveOpts&) {
-        auto strong = weak.upgrade();
-        if (strong && strong->inspector_attach_count() > 0) {
-            strong->send_lifecycle_event(LifecycleEvent::inspector_serialize_requested());
-        }
-    });
 }
 
 ActorTask& ActorTask::with_preloaded_persisted_actor(PreloadedPersistedActor preloaded) {

@@ -165,7 +165,7 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
         awake.emplace(ctx->internal_keep_awake_region());
     std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
-    Result<Bytes> output = errors::actor_not_ready();
+    Result<Bytes> output = Bytes{};
     auto outcome_final = std::make_shared<bool>(false);
     std::function<void()> on_result;
     if (sock->conn.is_hibernatable()) {
@@ -178,6 +178,8 @@ asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequ
                                              std::move(tx), std::move(on_result)})) {
         auto got = co_await rx.recv();
         output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
+    } else {
+        output = errors::actor_not_ready();
     }
     timer.reset();
     ctx.reset();

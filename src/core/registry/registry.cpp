@@ -123,7 +123,7 @@ class CoreRegistry::Link final : public EnvoyLink {
         auto registry = registry_.lock();
         if (!registry)
             return 0;
-        auto instance = registry->instances_.find(std::string(actor_id));
+        auto instance = registry->instances_.find(actor_id);
         return instance == registry->instances_.end() ? 0 : instance->second->http_in_flight;
     }
 

@@ -154,7 +154,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     rt::Clock& clock_;
     RegistryOptions options_;
     std::map<std::string, std::shared_ptr<ActorFactory>> factories_;
-    std::map<std::string, std::shared_ptr<Instance>> instances_;
+    std::map<std::string, std::shared_ptr<Instance>, std::less<>> instances_;
     rt::Notify idle_;  // notified when instances_ becomes empty
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
