@@ -25,7 +25,9 @@ namespace rivetkit::envoy {
 // frame. While corked, writes are copied into a buffer and complete at once; the buffer goes out
 // when a write arrives uncorked (Beast's own pongs and close frames, which are never corked), when
 // it passes kCorkLimit, or on flush() — which the envoy's writer calls before it waits for
-// anything, so nothing stays buffered while the writer is idle.
+// anything, so nothing stays buffered while the writer is idle. A writer that frames its own
+// messages (the envoy's transport, envoy/ws_client_frames.hpp) puts them in the buffer with
+// append(), which completes nothing; Beast's writes then only ever arrive uncorked.
 //
 // Writers that contend (the one Beast operation writing at a time — Beast serializes its own —
 // and flush()) take turns: one socket write is in flight at a time; a writer that comes while it
@@ -58,6 +60,21 @@ class CorkedStream {
 
     void cork(bool on) noexcept { corked_ = on; }
     bool buffered() const noexcept { return !shared_->pending.empty(); }
+    std::size_t buffered_size() const noexcept { return shared_->pending.size(); }
+    // The first socket write error; every later write fails with it.
+    boost::system::error_code failure() const noexcept { return shared_->failed; }
+
+    // Adds `n` bytes to the buffer and returns where to put them, for a writer that frames its
+    // own messages: no operation, no completion. They leave with the next flush() or uncorked
+    // write. Null once a socket write failed.
+    char* append(std::size_t n) {
+        Shared& sh = *shared_;
+        if (sh.failed)
+            return nullptr;
+        const std::size_t at = sh.pending.size();
+        sh.pending.resize(at + n);
+        return sh.pending.data() + at;
+    }
     // The bytes the two buffers hold allocated (a diagnostic).
     std::size_t capacity() const noexcept {
         return shared_->pending.capacity() + shared_->writing.capacity();

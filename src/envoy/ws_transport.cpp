@@ -1,7 +1,8 @@
 // The engine connection over Boost.Beast: WebSocket over plain TCP or over TLS (OpenSSL),
 // TCP_NODELAY on (without it small frames wait ~40 ms on Nagle + delayed ACK), no message size
 // limit (tunnel payloads go up to the engine's 20 MiB), and frames written together leave in one
-// socket write (envoy/corked_stream.hpp).
+// socket write (envoy/corked_stream.hpp). Beast connects, reads and answers control frames; the
+// envoy's messages are framed here (envoy/ws_client_frames.hpp).
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -22,6 +23,7 @@
 
 #include "envoy/corked_stream.hpp"
 #include "envoy/transport.hpp"
+#include "envoy/ws_client_frames.hpp"
 #include "runtime/tcp_quickack.hpp"
 
 namespace rivetkit::envoy {
@@ -159,24 +161,28 @@ class WebSocketTransport final : public Transport {
         co_return out;
     }
 
+    // The message is framed here, straight into the cork buffer, not by a Beast write operation:
+    // that cost a composed operation and a posted completion per message. Beast still writes its
+    // own control frames (pongs, the close handshake) through the same buffer, each whole.
+    // One frame per message, so the engine reassembles nothing, up to kSingleFrameMax: the
+    // engine's WebSocket refuses frames over 16 MiB (tungstenite's default), and tunnel payloads
+    // go up to 20 MiB.
     asio::awaitable<Status> write(BytesView frame) override {
-        // One frame per message, so the engine reassembles nothing (Beast's default cuts every
-        // message into 4 KiB frames) — up to kSingleFrameMax: the engine's WebSocket refuses
-        // frames over 16 MiB (tungstenite's default), and tunnel payloads go up to 20 MiB.
-        ws_.auto_fragment(frame.size() > kSingleFrameMax);
-        ws_.next_layer().cork(true);
-        auto [err, n] =
-            co_await ws_.async_write(asio::buffer(frame.data(), frame.size()), use_tuple);
-        ws_.next_layer().cork(false);
-        (void)n;
-        if (err)
-            co_return Error("envoy", "write_failed", err.message());
+        auto& cork = ws_.next_layer();
+        if (!ws_.is_open())
+            co_return Error("envoy", "write_failed", "the WebSocket is closed");
+        if (!append_client_message(frame, kSingleFrameMax, mask_keys_,
+                                   [&cork](std::size_t n) { return cork.append(n); }))
+            co_return Error("envoy", "write_failed", cork.failure().message());
+        if (cork.buffered_size() >= Next::kCorkLimit)
+            co_return co_await flush();
         co_return Status{};
     }
 
     asio::awaitable<Status> flush() override {
         if (!ws_.next_layer().buffered())
             co_return Status{};
+        quick_ack_.wrote();  // the write carries the ACK of what was read
         auto [err, n] = co_await ws_.next_layer().async_flush(use_tuple);
         (void)n;
         if (err)
@@ -200,8 +206,7 @@ class WebSocketTransport final : public Transport {
     }
 
   private:
-    void ack_now() noexcept { quick_ack_.after_read(beast::get_lowest_layer(ws_).socket()); }
-    rt::QuickAck quick_ack_;
+    void ack_now() { quick_ack_.after_read(); }
 
     // SNI and peer verification (chain + host name by OpenSSL itself, so a mismatch has its own
     // verify result), then the TLS handshake.
@@ -239,6 +244,9 @@ class WebSocketTransport final : public Transport {
     websocket::stream<Next> ws_;
     std::shared_ptr<TlsContext> tls_;
     beast::flat_buffer buffer_;
+    // After ws_, whose socket it refers to.
+    rt::DeferredQuickAck quick_ack_{beast::get_lowest_layer(ws_).socket()};
+    MaskKeys mask_keys_;
 };
 
 // Stands in for a TLS transport when the TLS context could not be built (bad CA file): every

@@ -1,5 +1,6 @@
 #pragma once
-// ack_now(socket): acknowledge what the socket received at once (Linux TCP_QUICKACK).
+// QuickAck: acknowledge what the socket received at once (Linux TCP_QUICKACK); DeferredQuickAck:
+// the same, unless an answer written soon after carries the ACK.
 //
 // The engine writes small WebSocket frames back to back without TCP_NODELAY. After a frame that
 // needs no answer (a KV response), a delayed ACK from this side held the engine's next frame for
@@ -9,7 +10,9 @@
 // back and need no second ACK).
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
+#include <memory>
 
 #include <netinet/tcp.h>
 
@@ -33,6 +36,63 @@ class QuickAck {
 
   private:
     std::chrono::steady_clock::time_point last_{};
+};
+
+// QuickAck for a connection whose reads are mostly answered at once (the envoy's: a tunneled
+// request gets its response within the same few turns of the io loop). An ACK that can ride on
+// that answer needs no segment of its own, and the engine's Nagle meanwhile gathers its next
+// frames into one segment; only a read that nothing answers (a KV response, an event) needs
+// the ACK alone. So after a read the ACK is owed; wrote() settles it; a check posted after the
+// read looks again kTurns passes of the io loop later (a request's hops to its answer run in
+// one drain of the runtime's run queue, after at most a couple of passes) and sends it alone if
+// it is still owed.
+class DeferredQuickAck {
+  public:
+    static constexpr int kTurns = 3;
+
+    explicit DeferredQuickAck(boost::asio::ip::tcp::socket& socket)
+        : state_(std::make_shared<State>(socket)) {}
+    ~DeferredQuickAck() { state_->socket = nullptr; }
+    DeferredQuickAck(const DeferredQuickAck&) = delete;
+    DeferredQuickAck& operator=(const DeferredQuickAck&) = delete;
+
+    void after_read() {
+        State& s = *state_;
+        s.owed = true;
+        s.turns = 0;
+        if (s.check_posted)
+            return;
+        s.check_posted = true;
+        post_check(state_);
+    }
+    void wrote() noexcept { state_->owed = false; }
+
+  private:
+    struct State {
+        explicit State(boost::asio::ip::tcp::socket& s) : socket(&s) {}
+        boost::asio::ip::tcp::socket* socket;  // null once the owner is gone
+        QuickAck ack;
+        bool owed = false;
+        bool check_posted = false;
+        int turns = 0;
+    };
+
+    static void post_check(const std::shared_ptr<State>& state) {
+        boost::asio::post(state->socket->get_executor(), [state] {
+            State& s = *state;
+            if (s.socket == nullptr || !s.owed) {
+                s.check_posted = false;
+                return;
+            }
+            if (++s.turns < kTurns)
+                return post_check(state);
+            s.check_posted = false;
+            s.owed = false;
+            s.ack.after_read(*s.socket);
+        });
+    }
+
+    std::shared_ptr<State> state_;
 };
 
 }  // namespace rivetkit::rt
