@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Instructions per action: rivetkit-host under callgrind on a fresh engine 2.3.19, the official
+# client making --ops `counter` increments from 16 callers, counted only while they run
+# (instructions.mjs). A CPU measure that does not drift with the machine's load, for comparing
+# two builds of the host (bench/README.md); every thread of the host counts.
+#
+#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]
+#
+# Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action". Keeps the
+# callgrind output (callgrind.out.*) in the printed folder for callgrind_annotate.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../../scripts/env.sh"
+source "$here/../../scripts/engine.sh"
+cd "$RIVETKIT_ROOT"
+mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host
+while (($#)); do
+    case $1 in
+        --mode) mode=$2; shift ;;
+        --ops) ops=$2; shift ;;
+        --actors) actors=$2; shift ;;
+        --host) host_bin=$2; shift ;;
+        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]" >&2; exit 2 ;;
+    esac
+    shift
+done
+command -v valgrind >/dev/null || { echo "instructions: valgrind is not installed" >&2; exit 1; }
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-instructions-XXXXXX")"
+host_pid=""
+cleanup() {
+    local status=$?
+    set +e
+    [[ -n $host_pid ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
+    engine_stop
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+engine_start "$tmp"
+RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \
+    valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$tmp/callgrind.out.%p" "$host_bin" >"$tmp/host.log" 2>&1 &
+host_pid=$!
+deadline=$((SECONDS + 180))
+until grep -q "endpoint:" "$tmp/host.log" 2>/dev/null; do
+    kill -0 "$host_pid" 2>/dev/null || { echo "instructions: host exited:" >&2; tail -20 "$tmp/host.log" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "instructions: host not ready in 180 s" >&2; exit 1; }
+    sleep 0.2
+done
+node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" --mode "$mode" \
+    --ops "$ops" --actors "$actors" >"$tmp/driver.out" 2>"$tmp/driver.log" || {
+    echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }
+callgrind_control -d "$host_pid" >/dev/null
+kill -TERM "$host_pid" 2>/dev/null || true
+wait "$host_pid" 2>/dev/null || true
+host_pid=""
+total=0
+for f in "$tmp"/callgrind.out.*; do
+    n=$(awk '/^totals:/ {print $2}' "$f")
+    total=$((total + ${n:-0}))
+done
+echo "$mode $ops ops, $total instructions, $((total / ops)) per action (callgrind output in $tmp)"
