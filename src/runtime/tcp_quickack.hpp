@@ -43,12 +43,13 @@ class QuickAck {
 // that answer needs no segment of its own, and the engine's Nagle meanwhile gathers its next
 // frames into one segment; only a read that nothing answers (a KV response, an event) needs
 // the ACK alone. So after a read the ACK is owed; wrote() settles it; a check posted after the
-// read looks again kTurns passes of the io loop later (a request's hops to its answer run in
-// one drain of the runtime's run queue, after at most a couple of passes) and sends it alone if
-// it is still owed.
+// read looks again kTurns passes of the io loop later and sends it alone if it is still owed.
+// A WebSocket action's way from the read to its answer takes three passes (the read's drain of
+// the runtime's run queue, the connect socket's spawned task, which starts from a posted handler,
+// and the actor's drain); with three turns the check fired first for half of them.
 class DeferredQuickAck {
   public:
-    static constexpr int kTurns = 3;
+    static constexpr int kTurns = 6;
 
     explicit DeferredQuickAck(boost::asio::ip::tcp::socket& socket)
         : state_(std::make_shared<State>(socket)) {}

@@ -1,7 +1,8 @@
 #pragma once
 // The type-erased actor definition the typed builder fills and the runtime (src/api/runtime.cpp)
-// serves. Every handler returns an awaitable; synchronous user handlers finish it without
-// suspending. Handlers report failure by throwing (ErrorException for structured errors).
+// serves. Every handler returns an awaitable (synchronous user handlers finish it without
+// suspending), except a synchronous action's ActionEntry::invoke_now. Handlers report failure by
+// throwing (ErrorException for structured errors).
 
 #include <boost/asio/awaitable.hpp>
 #include <functional>
