@@ -1,5 +1,5 @@
 #pragma once
-// CorkedStream<Next>: a stream layer that lets several writes leave in one socket write (the
+// CorkedStream<Next>: a stream layer that lets several messages leave in one socket write (the
 // WebSocket transport puts it under Beast's stream; tests/envoy/corked_stream_test.cpp).
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -20,14 +20,12 @@
 namespace rivetkit::envoy {
 
 // The layer under the WebSocket stream that lets the writer put several frames in one socket
-// write. Beast writes each message with its own write_some calls, one syscall (and one TCP
-// segment, with TCP_NODELAY) per frame; under load the engine then reads and wakes once per
-// frame. While corked, writes are copied into a buffer and complete at once; the buffer goes out
-// when a write arrives uncorked (Beast's own pongs and close frames, which are never corked), when
-// it passes kCorkLimit, or on flush() — which the envoy's writer calls before it waits for
-// anything, so nothing stays buffered while the writer is idle. A writer that frames its own
-// messages (the envoy's transport, envoy/ws_client_frames.hpp) puts them in the buffer with
-// append(), which completes nothing; Beast's writes then only ever arrive uncorked.
+// write: one syscall (and, with TCP_NODELAY, one TCP segment) per frame would have the engine read
+// and wake once per frame under load. The envoy's transport frames its messages itself
+// (envoy/ws_client_frames.hpp) and puts them in the buffer with append(), which completes
+// nothing; the buffer goes out with the next write (Beast's own pongs and close frames), on
+// flush() — which the envoy's writer calls before it waits for anything, so nothing stays
+// buffered while the writer is idle — or when the transport sees it pass kCorkLimit.
 //
 // Writers that contend (the one Beast operation writing at a time — Beast serializes its own —
 // and flush()) take turns: one socket write is in flight at a time; a writer that comes while it
@@ -38,6 +36,7 @@ class CorkedStream {
   public:
     using executor_type = typename Next::executor_type;
     using next_layer_type = Next;
+    // What the buffer may hold before its owner flushes it.
     static constexpr std::size_t kCorkLimit = 64 * 1024;
     // What a buffer keeps of its capacity once its write is done: a burst (an actor start's page
     // commit, a large payload) does not pin what it grew the buffer to, so an idle envoy holds at
@@ -58,15 +57,14 @@ class CorkedStream {
     Next& next_layer() noexcept { return next_; }
     const Next& next_layer() const noexcept { return next_; }
 
-    void cork(bool on) noexcept { corked_ = on; }
     bool buffered() const noexcept { return !shared_->pending.empty(); }
     std::size_t buffered_size() const noexcept { return shared_->pending.size(); }
     // The first socket write error; every later write fails with it.
     boost::system::error_code failure() const noexcept { return shared_->failed; }
 
     // Adds `n` bytes to the buffer and returns where to put them, for a writer that frames its
-    // own messages: no operation, no completion. They leave with the next flush() or uncorked
-    // write. Null once a socket write failed.
+    // own messages: no operation, no completion. They leave with the next flush() or write.
+    // Null once a socket write failed.
     char* append(std::size_t n) {
         Shared& sh = *shared_;
         if (sh.failed)
@@ -94,7 +92,7 @@ class CorkedStream {
                 const std::size_t at = pending.size();
                 pending.resize(at + n);
                 boost::asio::buffer_copy(boost::asio::buffer(pending.data() + at, n), data);
-                submit(Waiter{std::move(handler), n}, corked_ && pending.size() < kCorkLimit);
+                submit(Waiter{std::move(handler), n});
             },
             token, buffers);
     }
@@ -103,7 +101,7 @@ class CorkedStream {
     template <class Token>
     auto async_flush(Token&& token) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
-            [this](auto handler) { submit(Waiter{std::move(handler), 0}, false); }, token);
+            [this](auto handler) { submit(Waiter{std::move(handler), 0}); }, token);
     }
 
   private:
@@ -130,14 +128,12 @@ class CorkedStream {
     }
     void complete(Waiter w, boost::system::error_code ec) { complete(*shared_, std::move(w), ec); }
 
-    void submit(Waiter w, bool buffer_only) {
+    void submit(Waiter w) {
         Shared& sh = *shared_;
         if (sh.failed) {
             sh.pending.clear();
             return complete(std::move(w), sh.failed);
         }
-        if (buffer_only)
-            return complete(std::move(w), {});
         if (sh.in_flight) {
             sh.waiting.push_back(std::move(w));
             return;
@@ -184,7 +180,6 @@ class CorkedStream {
 
     Next next_;
     std::shared_ptr<Shared> shared_;
-    bool corked_ = false;
 };
 
 template <class Next>
@@ -194,8 +189,8 @@ void teardown(boost::beast::role_type role, CorkedStream<Next>& stream,
     teardown(role, stream.next_layer(), ec);
 }
 
-// Beast writes its close reply and then tears down: what is buffered (that reply, written while
-// the envoy's writer had the stream corked) goes out first.
+// Beast writes its close reply and then tears down: what is still buffered or in flight (messages
+// appended before it, that reply) goes out first.
 template <class Next, class Handler>
 void async_teardown(boost::beast::role_type role, CorkedStream<Next>& stream, Handler&& handler) {
     stream.async_flush([&stream, role, h = std::forward<Handler>(handler)](

@@ -1,6 +1,5 @@
 #include "runtime/clock.hpp"
 
-
 #include "runtime/suspension.hpp"
 #include "runtime/timer_node.hpp"
 #include "runtime/timer_queue.hpp"

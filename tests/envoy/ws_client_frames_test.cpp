@@ -89,14 +89,20 @@ TEST(WsClientFrames, AGivenUpAppendFailsTheMessage) {
     }));
 }
 
-// The transport's writes, read by Beast as a server: the engine's side of the connection.
-TEST(WsClientFrames, ATransportsMessagesReachABeastServerWhole) {
-    const std::vector<std::size_t> sizes = {0, 1, 125, 126, 4096, 65535, 65536, (1u << 20) + 3};
+// What a Beast server (the engine's side of the connection) reads of `sizes.size()` messages the
+// transport writes, flushed at the end when `flush` says so.
+struct ServerRead {
+    Status written;
+    std::string server_error;
+    std::vector<Bytes> received;
+};
+ServerRead write_to_beast_server(const std::vector<std::size_t>& sizes, bool flush) {
+    ServerRead out;
     asio::io_context io;
     tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     const auto port = std::to_string(acceptor.local_endpoint().port());
-    std::vector<Bytes> received;
-    std::string server_error;
+    std::vector<Bytes>& received = out.received;
+    std::string& server_error = out.server_error;
 
     asio::co_spawn(
         io,
@@ -120,7 +126,7 @@ TEST(WsClientFrames, ATransportsMessagesReachABeastServerWhole) {
         },
         asio::detached);
 
-    Status written;
+    Status& written = out.written;
     auto transport = make_websocket_transport_factory()->create(io.get_executor());
     asio::co_spawn(
         io,
@@ -144,16 +150,35 @@ TEST(WsClientFrames, ATransportsMessagesReachABeastServerWhole) {
                     co_return;
                 }
             }
-            written = co_await transport->flush();
+            if (flush)
+                written = co_await transport->flush();
         },
         asio::detached);
+    // Returns once both sides are done: nothing is left pending.
     io.run_for(std::chrono::seconds(30));
+    return out;
+}
 
-    ASSERT_TRUE(written.ok()) << written.error().to_string();
-    ASSERT_EQ(server_error, "");
-    ASSERT_EQ(received.size(), sizes.size());
+TEST(WsClientFrames, ATransportsMessagesReachABeastServerWhole) {
+    const std::vector<std::size_t> sizes = {0, 1, 125, 126, 4096, 65535, 65536, (1u << 20) + 3};
+    const ServerRead read = write_to_beast_server(sizes, /*flush=*/true);
+    ASSERT_TRUE(read.written.ok()) << read.written.error().to_string();
+    ASSERT_EQ(read.server_error, "");
+    ASSERT_EQ(read.received.size(), sizes.size());
     for (std::size_t i = 0; i < sizes.size(); ++i)
-        EXPECT_EQ(received[i], pattern(sizes[i])) << "message " << i << ", " << sizes[i] << " bytes";
+        EXPECT_EQ(read.received[i], pattern(sizes[i]))
+            << "message " << i << ", " << sizes[i] << " bytes";
+}
+
+// The write buffer does not hold a burst until the writer flushes: past the cork limit the
+// transport sends it on its own.
+TEST(WsClientFrames, PastTheCorkLimitTheBufferGoesOutWithoutAFlush) {
+    const std::vector<std::size_t> sizes = {40 * 1024, 40 * 1024};
+    const ServerRead read = write_to_beast_server(sizes, /*flush=*/false);
+    ASSERT_TRUE(read.written.ok()) << read.written.error().to_string();
+    ASSERT_EQ(read.server_error, "");
+    ASSERT_EQ(read.received.size(), sizes.size()) << "a buffer past its limit stayed in memory";
+    EXPECT_EQ(read.received[1], pattern(sizes[1]));
 }
 
 }  // namespace

@@ -151,7 +151,6 @@ class ActorTask {
     Task<Status> run();
     static Task<Status> run_owned(std::unique_ptr<ActorTask> task);
 
-
     Task<void> handle_lifecycle(LifecycleCommand command);
     // Upstream's async shape (the spec tests await it); the loops call dispatch_now directly.
     Task<void> handle_dispatch(DispatchCommand command);
