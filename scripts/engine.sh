@@ -5,6 +5,10 @@
 #
 #   engine_start <dir>   starts it; sets engine_pid, engine_endpoint, engine_guard_port
 #   engine_stop          SIGKILLs it (its data directory goes with <dir>)
+#   engine_cleanup_on_exit <label> [keep]
+#                        on exit or interrupt: SIGKILLs the process in $host_pid (if set) and the
+#                        engine, and removes $tmp unless KEEP_TMP is set or `keep` is given (the
+#                        folder is then named on stderr)
 #
 # ENGINE_MEMORY_FAST_PATH=1 keeps the engine's lossy in-process pubsub fast path (default: off).
 
@@ -73,4 +77,23 @@ engine_stop() {
     kill -KILL "$engine_pid" 2>/dev/null || true
     wait "$engine_pid" 2>/dev/null || true
     engine_pid=""
+}
+
+engine_cleanup_on_exit() {
+    _engine_cleanup_label=$1
+    _engine_cleanup_keep=${2:-${KEEP_TMP:-}}
+    _engine_cleanup() {
+        local status=$?
+        set +e
+        [[ -n ${host_pid:-} ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
+        engine_stop
+        if [[ -n $_engine_cleanup_keep ]]; then
+            echo "$_engine_cleanup_label: logs kept in $tmp" >&2
+        else
+            rm -rf "$tmp"
+        fi
+        exit "$status"
+    }
+    trap _engine_cleanup EXIT
+    trap 'exit 130' INT TERM
 }

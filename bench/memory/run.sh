@@ -54,16 +54,7 @@ fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-memory-XXXXXX")"
 host_pid=""
-cleanup() {
-    local status=$?
-    set +e
-    [[ -n $host_pid ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
-    engine_stop
-    if [[ -n ${KEEP_TMP:-} ]]; then echo "memory: logs kept in $tmp" >&2; else rm -rf "$tmp"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+engine_cleanup_on_exit memory
 
 engine_start "$tmp"
 if [[ -n $ts ]]; then

@@ -28,15 +28,7 @@ command -v valgrind >/dev/null || { echo "instructions: valgrind is not installe
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-instructions-XXXXXX")"
 host_pid=""
-cleanup() {
-    local status=$?
-    set +e
-    [[ -n $host_pid ]] && { kill -KILL "$host_pid" 2>/dev/null; wait "$host_pid" 2>/dev/null; }
-    engine_stop
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+engine_cleanup_on_exit instructions keep  # the callgrind output stays for callgrind_annotate
 
 engine_start "$tmp"
 RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \
@@ -61,4 +53,4 @@ for f in "$tmp"/callgrind.out.*; do
     n=$(awk '/^totals:/ {print $2}' "$f")
     total=$((total + ${n:-0}))
 done
-echo "$mode $ops ops, $total instructions, $((total / ops)) per action (callgrind output in $tmp)"
+echo "$mode $ops ops, $total instructions, $((total / ops)) per action"
