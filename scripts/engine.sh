@@ -9,6 +9,9 @@
 #                        on exit or interrupt: SIGKILLs the process in $host_pid (if set) and the
 #                        engine, and removes $tmp unless KEEP_TMP is set or `keep` is given (the
 #                        folder is then named on stderr)
+#   host_wait_ready <label> <log> <pattern> <seconds>
+#                        waits until the host in $host_pid writes <pattern> to <log>; returns 1
+#                        (with the log's tail on stderr) if it exits or the time runs out first
 #
 # ENGINE_MEMORY_FAST_PATH=1 keeps the engine's lossy in-process pubsub fast path (default: off).
 
@@ -96,4 +99,18 @@ engine_cleanup_on_exit() {
     }
     trap _engine_cleanup EXIT
     trap 'exit 130' INT TERM
+}
+
+host_wait_ready() {
+    local label=$1 log=$2 pattern=$3 seconds=$4
+    local deadline=$((SECONDS + seconds))
+    until grep -q "$pattern" "$log" 2>/dev/null; do
+        if ! kill -0 "$host_pid" 2>/dev/null; then
+            echo "$label: host exited:" >&2
+            tail -20 "$log" >&2
+            return 1
+        fi
+        ((SECONDS < deadline)) || { echo "$label: host not ready in $seconds s" >&2; return 1; }
+        sleep 0.1
+    done
 }

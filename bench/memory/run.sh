@@ -67,12 +67,7 @@ else
     calls=()
 fi
 host_pid=$!
-deadline=$((SECONDS + 60))
-until grep -q "$ready" "$tmp/host.log" 2>/dev/null; do
-    kill -0 "$host_pid" 2>/dev/null || { echo "memory: host exited:" >&2; tail -20 "$tmp/host.log" >&2; exit 1; }
-    ((SECONDS < deadline)) || { echo "memory: host not ready in 60 s" >&2; exit 1; }
-    sleep 0.1
-done
+host_wait_ready memory "$tmp/host.log" "$ready" 60 || exit 1
 echo "memory: host ready on $engine_endpoint; $actors actors, $conns connections" >&2
 node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" --host-pid "$host_pid" \
     --out "$tmp/result.json" --actors "$actors" --conns "$conns" "${calls[@]}" 2> >(tee "$tmp/driver.log" >&2)

@@ -35,12 +35,7 @@ RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \
     valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$tmp/callgrind.out.%p" "$host_bin" >"$tmp/host.log" 2>&1 &
 host_pid=$!
-deadline=$((SECONDS + 180))
-until grep -q "endpoint:" "$tmp/host.log" 2>/dev/null; do
-    kill -0 "$host_pid" 2>/dev/null || { echo "instructions: host exited:" >&2; tail -20 "$tmp/host.log" >&2; exit 1; }
-    ((SECONDS < deadline)) || { echo "instructions: host not ready in 180 s" >&2; exit 1; }
-    sleep 0.2
-done
+host_wait_ready instructions "$tmp/host.log" "endpoint:" 180 || exit 1  # slow under callgrind
 node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" --mode "$mode" \
     --ops "$ops" --actors "$actors" >"$tmp/driver.out" 2>"$tmp/driver.log" || {
     echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }

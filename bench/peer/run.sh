@@ -66,12 +66,7 @@ run_one() {
     engine_start "$tmp/$label"
     RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "$@" >"$tmp/$label/host.log" 2>&1 &
     host_pid=$!
-    local deadline=$((SECONDS + 60))
-    until grep -q "$ready" "$tmp/$label/host.log" 2>/dev/null; do
-        kill -0 "$host_pid" 2>/dev/null || { echo "peer: $label host exited:" >&2; tail -20 "$tmp/$label/host.log" >&2; return 1; }
-        ((SECONDS < deadline)) || { echo "peer: $label host not ready in 60 s" >&2; return 1; }
-        sleep 0.1
-    done
+    host_wait_ready "peer: $label" "$tmp/$label/host.log" "$ready" 60 || return 1
     echo "peer: $label host ready on $engine_endpoint" >&2
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
         --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
