@@ -1,11 +1,13 @@
 // Arbitrary bytes through every client-protocol decoder a host runs on untrusted input: HTTP
 // action and queue bodies and actor-connect frames in json, cbor and bare, conn params JSON, and
-// the CBOR → JSON bridge. The first byte picks the decoder; anything decoded is re-encoded.
+// the CBOR → JSON bridge, and our CBOR reader's two walks against each other. The first byte picks
+// the decoder; anything decoded is re-encoded.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "base/cbor.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/registry/routes.hpp"
 
@@ -37,6 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (void)cbor_to_json_text(*cbor);
             break;
         case 4:
+            // The checking walk and the building one accept exactly the same inputs.
+            if (rivetkit::cbor_well_formed(body) != rivetkit::read_cbor(body).has_value())
+                __builtin_trap();
             (void)cbor_to_json_text(body);
             (void)encode_event(Encoding::Json, "e", body);
             break;

@@ -77,9 +77,9 @@ Bytes to_cbor(const Json& value) {
     if (has_js_float_integer(value)) {
         Json js = value;
         write_js_float_integers(js);
-        Json::to_cbor(js, out);
+        write_cbor(js, out);
     } else {
-        Json::to_cbor(value, out);
+        write_cbor(value, out);
     }
     return out;
 }
@@ -87,11 +87,12 @@ Bytes to_cbor(const Json& value) {
 Result<Json> from_cbor(BytesView cbor) {
     if (cbor.empty())
         return Json(nullptr);
-    // Fast path: nlohmann's reader fails on any tag or undefined, and the compat walk catches
-    // the rest, so whatever it accepts here is already in the compat form.
-    Json fast = parse_cbor_or_discarded(cbor);
-    if (!fast.is_discarded() && !needs_compat_form(fast))
-        return fast;
+    // What has a plain JSON value (no tags, bytes, undefined, integral floats or "$"-arrays) is
+    // returned as read; the rest goes through the client's JSON compat form.
+    CborReadNotes notes;
+    auto fast = read_cbor(cbor, &notes);
+    if (fast && !notes.any() && !needs_compat_form(*fast))
+        return std::move(*fast);
     auto text = core::registry::cbor_to_json_text(cbor);
     if (!text.ok())
         return std::move(text).error();

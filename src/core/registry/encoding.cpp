@@ -10,6 +10,7 @@
 
 #include "bare/codec.hpp"
 #include "base/base64.hpp"
+#include "base/cbor.hpp"
 #include "proto/client_v4.hpp"
 
 namespace rivetkit::core::registry {
@@ -36,209 +37,13 @@ std::optional<json> parse_json(std::string_view text) {
     return v;
 }
 
-// A CBOR reader into nlohmann values (nlohmann 3.11's own reader refuses the one-byte tags
-// 0xc0-0xd7 that JS encoders emit). Bignums (tags 2, 3) become binary with the tag as subtype;
-// other tags are dropped around their content. Never reads past the input; nesting is bounded.
-class CborReader {
-  public:
-    explicit CborReader(BytesView in) : in_(in) {}
-
-    std::optional<json> document() {
-        auto v = item(0);
-        if (!v || pos_ != in_.size())
-            return std::nullopt;
-        return v;
-    }
-
-  private:
-    bool take(std::size_t n, BytesView& out) {
-        if (in_.size() - pos_ < n)
-            return false;
-        out = in_.subspan(pos_, n);
-        pos_ += n;
-        return true;
-    }
-    std::optional<std::uint64_t> argument(std::uint8_t info) {
-        if (info < 24)
-            return info;
-        std::size_t n = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
-        if (n == 0)
-            return std::nullopt;
-        BytesView raw;
-        if (!take(n, raw))
-            return std::nullopt;
-        std::uint64_t v = 0;
-        for (auto byte : raw)
-            v = (v << 8) | byte;
-        return v;
-    }
-    std::optional<std::string> chunks(std::uint8_t major, std::uint8_t info) {
-        std::string out;
-        if (info != 31) {
-            auto len = argument(info);
-            BytesView raw;
-            if (!len || *len > in_.size() - pos_ || !take(static_cast<std::size_t>(*len), raw))
-                return std::nullopt;
-            return std::string(raw.begin(), raw.end());
-        }
-        while (true) {
-            if (pos_ >= in_.size())
-                return std::nullopt;
-            const std::uint8_t head = in_[pos_++];
-            if (head == 0xff)
-                return out;
-            if ((head >> 5) != major || (head & 31) == 31)
-                return std::nullopt;
-            auto part = chunks(major, head & 31);
-            if (!part)
-                return std::nullopt;
-            out += *part;
-        }
-    }
-    static double half_to_double(std::uint16_t h) {
-        const int exp = (h >> 10) & 0x1f;
-        const int mant = h & 0x3ff;
-        double v = exp == 0 ? std::ldexp(mant, -24)
-                   : exp != 31 ? std::ldexp(mant + 1024, exp - 25)
-                   : (mant == 0 ? std::numeric_limits<double>::infinity()
-                                : std::numeric_limits<double>::quiet_NaN());
-        return (h & 0x8000) ? -v : v;
-    }
-    std::optional<json> item(int depth) {
-        if (depth > kMaxDepth || pos_ >= in_.size())
-            return std::nullopt;
-        const std::uint8_t head = in_[pos_++];
-        const std::uint8_t major = head >> 5;
-        const std::uint8_t info = head & 31;
-        switch (major) {
-            case 0: {
-                auto v = argument(info);
-                if (!v)
-                    return std::nullopt;
-                return json(*v);
-            }
-            case 1: {
-                auto v = argument(info);
-                if (!v)
-                    return std::nullopt;
-                if (*v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-                    return json(-1.0 - static_cast<double>(*v));
-                return json(-1 - static_cast<std::int64_t>(*v));
-            }
-            case 2: {
-                auto s = chunks(2, info);
-                if (!s)
-                    return std::nullopt;
-                return json::binary(std::vector<std::uint8_t>(s->begin(), s->end()));
-            }
-            case 3: {
-                auto s = chunks(3, info);
-                if (!s)
-                    return std::nullopt;
-                return json(std::move(*s));
-            }
-            case 4:
-            case 5: {
-                json out = major == 4 ? json::array() : json::object();
-                const bool indefinite = info == 31;
-                std::uint64_t n = 0;
-                if (!indefinite) {
-                    auto len = argument(info);
-                    if (!len || *len > in_.size() - pos_)
-                        return std::nullopt;
-                    n = *len;
-                }
-                for (std::uint64_t i = 0; indefinite || i < n; ++i) {
-                    if (indefinite) {
-                        if (pos_ >= in_.size())
-                            return std::nullopt;
-                        if (in_[pos_] == 0xff) {
-                            ++pos_;
-                            break;
-                        }
-                    }
-                    if (major == 4) {
-                        auto v = item(depth + 1);
-                        if (!v)
-                            return std::nullopt;
-                        out.push_back(std::move(*v));
-                    } else {
-                        auto k = item(depth + 1);
-                        if (!k)
-                            return std::nullopt;
-                        auto v = item(depth + 1);
-                        if (!v)
-                            return std::nullopt;
-                        // Keys must be text or scalars (as JSON object keys become); a
-                        // container key is refused: rendering nested keys as text grows
-                        // exponentially with depth (found by fuzz_client_encoding).
-                        std::string key;
-                        if (k->is_string())
-                            key = k->get<std::string>();
-                        else if (k->is_number() || k->is_boolean() || k->is_null())
-                            key = k->dump();
-                        else
-                            return std::nullopt;
-                        out[key] = std::move(*v);
-                    }
-                }
-                return out;
-            }
-            case 6: {
-                auto tag = argument(info);
-                if (!tag)
-                    return std::nullopt;
-                auto content = item(depth + 1);
-                if (!content)
-                    return std::nullopt;
-                if ((*tag == 2 || *tag == 3) && content->is_binary())
-                    content->get_binary().set_subtype(static_cast<std::uint8_t>(*tag));
-                return content;
-            }
-            default: {
-                if (info == 20)
-                    return json(false);
-                if (info == 21)
-                    return json(true);
-                if (info == 22 || info == 23)
-                    return json(nullptr);
-                BytesView raw;
-                if (info == 25 && take(2, raw))
-                    return json(half_to_double(static_cast<std::uint16_t>((raw[0] << 8) | raw[1])));
-                if (info == 26 && take(4, raw)) {
-                    std::uint32_t bits = 0;
-                    for (auto byte : raw)
-                        bits = (bits << 8) | byte;
-                    float f;
-                    std::memcpy(&f, &bits, sizeof f);
-                    return json(static_cast<double>(f));
-                }
-                if (info == 27 && take(8, raw)) {
-                    std::uint64_t bits = 0;
-                    for (auto byte : raw)
-                        bits = (bits << 8) | byte;
-                    double d;
-                    std::memcpy(&d, &bits, sizeof d);
-                    return json(d);
-                }
-                if (info < 20)
-                    return json(nullptr);  // unassigned simple values
-                return std::nullopt;
-            }
-        }
-    }
-
-    BytesView in_;
-    std::size_t pos_ = 0;
-};
-
 std::optional<json> parse_cbor(BytesView bytes) {
-    return CborReader(bytes).document();
+    return read_cbor(bytes);
 }
 
 Bytes to_cbor(const json& v) {
     Bytes out;
-    json::to_cbor(v, out);
+    write_cbor(v, out);
     return out;
 }
 
@@ -658,7 +463,7 @@ Result<Bytes> decode_http_action_args(Encoding encoding, BytesView body) {
             return errors::protocol_invalid_http_request(req.error().message());
         if (req->args.empty())
             return Bytes{0x80};
-        if (!parse_cbor(req->args))
+        if (!cbor_well_formed(req->args))
             return errors::protocol_invalid_http_request("args are not valid CBOR");
         return std::move(req->args);
     }
@@ -701,7 +506,7 @@ Result<Bytes> encode_http_action_output(Encoding encoding, BytesView output_cbor
     CborWriter w;
     w.map(1);
     w.text("output");
-    if (!output_cbor.empty() && !parse_cbor(output_cbor))
+    if (!output_cbor.empty() && !cbor_well_formed(output_cbor))
         return invalid("output", "invalid CBOR");
     w.raw(output_cbor);
     return w.take();
@@ -795,7 +600,7 @@ Result<ToServerFrame> decode_to_server(Encoding encoding, BytesView data) {
             if (!msg.ok())
                 return errors::protocol_invalid_actor_connect_request(msg.error().message());
             if (auto* a = msg->body.get_if<c4::ActionRequest>()) {
-                if (!a->args.empty() && !parse_cbor(a->args))
+                if (!a->args.empty() && !cbor_well_formed(a->args))
                     return invalid("ActionRequest", "args are not valid CBOR");
                 Bytes args = a->args.empty() ? Bytes{0x80} : std::move(a->args);
                 return ToServerFrame{ActionRequestFrame{a->id, std::move(a->name), std::move(args)}};
