@@ -291,7 +291,7 @@ bool detail::complete_tracked_reply(TrackedReply* slot, Result<Bytes> result) {
     return delivered;
 }
 
-Reply<Bytes> ActorContext::track_reply(rt::OneshotSender<Result<Bytes>> caller) const {
+Reply<Bytes> ActorContext::track_reply(ActionCaller caller) const {
     auto& s = *p_;
     if (s.teardown_started) {
         log::warn("shutdown task spawned after teardown; aborting immediately",

@@ -411,7 +411,7 @@ class ActorContext {
     }
     // The reply an action hands to the runtime: counted as tracked work holding the actor awake
     // until answered or dropped. After teardown began the caller is dropped (logged) instead.
-    Reply<Bytes> track_reply(rt::OneshotSender<Result<Bytes>> caller) const;
+    Reply<Bytes> track_reply(ActionCaller caller) const;
     // Rate-limited (3 per 30 s per actor and process-wide, as upstream's diagnostics).
     void warn_work_sent_to_stopping_instance(std::string_view operation) const;
     void warn_self_call_risk(std::string_view operation) const;

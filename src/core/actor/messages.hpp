@@ -30,12 +30,59 @@ namespace rivetkit::core {
 
 struct ActorContextInner;
 
+// Called in place with an action's outcome, by whoever holds the action's ActionCaller.
+class ActionAnswer {
+  public:
+    virtual ~ActionAnswer() = default;
+    virtual void answer(Result<Bytes> outcome) noexcept = 0;
+};
+
+// Who waits for an action's outcome: a oneshot receiver, or an ActionAnswer called in place when
+// the outcome is sent (an actor-connect socket answers its client from there, without a task of
+// its own per action). Dropped unsent, either side observes actor/dropped_reply.
+class ActionCaller {
+  public:
+    ActionCaller() = default;
+    ActionCaller(rt::OneshotSender<Result<Bytes>> tx) : tx_(std::move(tx)) {}  // NOLINT: implicit
+    explicit ActionCaller(std::unique_ptr<ActionAnswer> answer) : answer_(std::move(answer)) {}
+    ActionCaller(ActionCaller&&) noexcept = default;
+    ActionCaller& operator=(ActionCaller&& other) noexcept {
+        if (this != &other) {
+            drop();
+            tx_ = std::move(other.tx_);
+            answer_ = std::move(other.answer_);
+        }
+        return *this;
+    }
+    ActionCaller(const ActionCaller&) = delete;
+    ActionCaller& operator=(const ActionCaller&) = delete;
+    ~ActionCaller() { drop(); }
+
+    // Delivers once; false when a oneshot receiver is gone or this caller was already used.
+    bool send(Result<Bytes> outcome) {
+        if (answer_) {
+            const std::unique_ptr<ActionAnswer> answer = std::move(answer_);
+            answer->answer(std::move(outcome));
+            return true;
+        }
+        return tx_.valid() && tx_.send(std::move(outcome));
+    }
+
+  private:
+    void drop() noexcept {
+        if (answer_)
+            send(errors::actor_dropped_reply());
+    }
+    rt::OneshotSender<Result<Bytes>> tx_;
+    std::unique_ptr<ActionAnswer> answer_;
+};
+
 namespace detail {
 // An in-flight action's answer slot. The actor counts it as tracked work (and holds the actor
 // awake) until the runtime answers or drops the reply; at a grace deadline the actor lets go of
 // it (owner = null, caller dropped). One allocation per action, no task.
 struct TrackedReply {
-    rt::OneshotSender<Result<Bytes>> caller;
+    ActionCaller caller;
     ActorContextInner* owner = nullptr;
     TrackedReply* prev = nullptr;
     TrackedReply* next = nullptr;

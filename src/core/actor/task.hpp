@@ -61,7 +61,7 @@ struct Action {
     std::string name;
     Bytes args;
     ConnHandle conn;
-    rt::OneshotSender<Result<Bytes>> reply;
+    ActionCaller reply;
     std::function<void()> on_result{};  // event::Action::on_result
 };
 struct QueueSend {

@@ -121,6 +121,11 @@ struct ConnectSocket {
         if (conn.is_hibernatable())
             unhandled.emplace_back(index, false);
     }
+    // Whether a hibernatable socket's message `index` still waits to be handled.
+    bool pending(std::uint16_t index) const {
+        return std::any_of(unhandled.begin(), unhandled.end(),
+                           [index](const auto& m) { return m.first == index && !m.second; });
+    }
 
     void send_frame(Bytes frame) const { sender.send(std::move(frame), binary()); }
 };
@@ -145,62 +150,90 @@ void handled(const std::shared_ptr<ConnectSocket>& sock, std::uint16_t index) {
         record_handled(sock, *advanced);
 }
 
-asio::awaitable<void> run_action(std::shared_ptr<ConnectSocket> sock, ActionRequestFrame request,
-                                 std::uint16_t index) {
+// An action's response frame: its output, or the error it ended with.
+void send_action_outcome(const ConnectSocket& sock, std::uint64_t id, Result<Bytes> output) {
+    if (!output.ok()) {
+        sock.send_frame(encode_connect_error(sock.encoding, client_error(output.error()), id,
+                                             sock.actor));
+    } else if (Bytes frame = encode_action_response(sock.encoding, id, *output);
+               frame.size() > sock.max_outgoing) {
+        sock.send_frame(encode_connect_error(
+            sock.encoding,
+            ClientError{"message", "outgoing_too_long", "Outgoing message too long", std::nullopt},
+            id, std::nullopt));
+    } else {
+        sock.send_frame(std::move(frame));
+    }
+}
+
+// One action of a connect socket, answered in place: the actor sends (or drops) the outcome and
+// the response goes out from there, without a task per action.
+class ConnectAction final : public ActionAnswer {
+  public:
+    ConnectAction(std::shared_ptr<ConnectSocket> sock, std::uint64_t id, std::uint16_t index,
+                  const ActorContext& ctx)
+        : sock_(std::move(sock)), id_(id), index_(index), timer_(std::in_place, metrics_ptr(ctx),
+                                                                 UserTaskKind::Action) {
+        // On a hibernatable connection the actor stays awake until the reply is sent and its
+        // index recorded: a sleep that begins meanwhile (the action itself may ask for it) then
+        // saves the index with the connection, and the reply is already out when the socket
+        // hibernates.
+        if (sock_->conn.is_hibernatable())
+            awake_.emplace(ctx.internal_keep_awake_region());
+    }
+
+    void answer(Result<Bytes> output) noexcept override {
+        try {
+            timer_.reset();
+            // A failure before the actor had the outcome (a dropped reply while it goes to sleep)
+            // leaves a hibernatable message unhandled: the gateway delivers it again after wake.
+            if (sock_->conn.is_hibernatable() && !output.ok() && sock_->pending(index_)) {
+                auto live = sock_->ctx.upgrade();
+                if (live && live->sleep_requested())
+                    return;
+            }
+            send_action_outcome(*sock_, id_, std::move(output));
+            handled(sock_, index_);
+        } catch (const std::exception& e) {
+            log::error("failed to answer an actor websocket action",
+                       {{"actor_id", sock_->actor_id},
+                        {"conn_id", sock_->conn.id()},
+                        {"error", e.what()}});
+        }
+    }
+
+  private:
+    std::shared_ptr<ConnectSocket> sock_;
+    std::uint64_t id_;
+    std::uint16_t index_;
+    std::optional<UserTaskTimer> timer_;
+    std::optional<WorkRegion> awake_;
+};
+
+void start_action(const std::shared_ptr<ConnectSocket>& sock, ActionRequestFrame request,
+                  std::uint16_t index) {
     auto ctx = sock->ctx.upgrade();
     if (!ctx)
-        co_return;
+        return;
     if (sock->conn.is_hibernatable() && ctx->sleep_requested()) {
         // Left unhandled: the gateway delivers it again after the actor wakes.
         log::debug(
             "deferring hibernatable action while the actor is entering sleep",
             {{"actor_id", sock->actor_id}, {"conn_id", sock->conn.id()}, {"action", request.name}});
-        co_return;
+        return;
     }
-    // On a hibernatable connection the actor stays awake until the reply is sent and its index
-    // recorded: a sleep that begins meanwhile (the action itself may ask for it) then saves the
-    // index with the connection, and the reply is already out when the socket hibernates.
-    std::optional<WorkRegion> awake;
-    if (sock->conn.is_hibernatable())
-        awake.emplace(ctx->internal_keep_awake_region());
-    std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(*ctx), UserTaskKind::Action);
-    auto [tx, rx] = rt::oneshot<Result<Bytes>>();
-    Result<Bytes> output = Bytes{};
-    auto outcome_final = std::make_shared<bool>(false);
+    if (sock->dispatch.is_closed()) {
+        send_action_outcome(*sock, request.id, errors::actor_not_ready());
+        handled(sock, index);
+        return;
+    }
     std::function<void()> on_result;
-    if (sock->conn.is_hibernatable()) {
-        on_result = [sock, index, outcome_final] {
-            *outcome_final = true;
-            handled(sock, index);
-        };
-    }
-    if (sock->dispatch.send(dispatch::Action{request.name, std::move(request.args), sock->conn,
-                                             std::move(tx), std::move(on_result)})) {
-        auto got = co_await rx.recv();
-        output = got ? std::move(*got) : Result<Bytes>(errors::actor_dropped_reply());
-    } else {
-        output = errors::actor_not_ready();
-    }
-    timer.reset();
+    if (sock->conn.is_hibernatable())
+        on_result = [sock, index] { handled(sock, index); };
+    ActionCaller caller(std::make_unique<ConnectAction>(sock, request.id, index, *ctx));
     ctx.reset();
-    if (sock->conn.is_hibernatable() && !output.ok() && !*outcome_final) {
-        auto live = sock->ctx.upgrade();
-        if (live && live->sleep_requested())
-            co_return;  // redelivered after wake
-    }
-    if (!output.ok()) {
-        sock->send_frame(encode_connect_error(sock->encoding, client_error(output.error()),
-                                              request.id, sock->actor));
-    } else if (Bytes frame = encode_action_response(sock->encoding, request.id, *output);
-               frame.size() > sock->max_outgoing) {
-        sock->send_frame(encode_connect_error(
-            sock->encoding,
-            ClientError{"message", "outgoing_too_long", "Outgoing message too long", std::nullopt},
-            request.id, std::nullopt));
-    } else {
-        sock->send_frame(std::move(frame));
-    }
-    handled(sock, index);
+    sock->dispatch.send(dispatch::Action{std::move(request.name), std::move(request.args),
+                                         sock->conn, std::move(caller), std::move(on_result)});
 }
 
 asio::awaitable<Status> subscribe(std::shared_ptr<ConnectSocket> sock, std::string event_name) {
@@ -252,7 +285,7 @@ asio::awaitable<void> read_loop(std::shared_ptr<ConnectSocket> sock, rt::Receive
         }
         sock->received(message.index);
         if (auto* action = std::get_if<ActionRequestFrame>(&decoded.value())) {
-            rt::spawn(sock->executor, run_action(sock, std::move(*action), message.index));
+            start_action(sock, std::move(*action), message.index);
             continue;
         }
         auto& sub = std::get<SubscriptionRequestFrame>(decoded.value());
