@@ -2,6 +2,9 @@
 
 #include "runtime/ring_buffer.hpp"
 
+#include <atomic>
+#include <cstdint>
+
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -38,12 +41,26 @@ public:
     explicit PendingWaits(asio::execution_context& context)
         : asio::execution_context::service(context) {}
 
-    // No caching: a context destroyed and another created at the same address would hand out
-    // a dead service.
+    // Every wait looks its context's service up. asio's lookup takes the registry's mutex and
+    // walks its list, so each thread remembers the last one. A context destroyed and another
+    // made at the same address would hand out a dead service: each destroyed service moves
+    // `generation_` on, which turns every thread's entry stale.
     static PendingWaits& of(const asio::any_io_executor& executor) {
         auto& context = asio::query(executor, asio::execution::context_as<asio::execution_context&>);
-        return asio::use_service<PendingWaits>(context);
+        struct Last {
+            asio::execution_context* context = nullptr;
+            PendingWaits* service = nullptr;
+            std::uint64_t generation = 0;
+        };
+        thread_local Last last;
+        const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+        if (last.context != &context || last.generation != generation) {
+            last = Last{&context, &asio::use_service<PendingWaits>(context), generation};
+        }
+        return *last.service;
     }
+
+    ~PendingWaits() override { generation_.fetch_add(1, std::memory_order_acq_rel); }
 
     // While any wait is pending the context has outstanding work (one guard for all of them),
     // as it would for asio's own pending operations: run() does not return under a waiter.
@@ -132,6 +149,7 @@ private:
     bool draining_ = false;
     bool drain_posted_ = false;
     bool shut_down_ = false;
+    static inline std::atomic<std::uint64_t> generation_{0};
 };
 
 asio::execution_context::id PendingWaits::id;
