@@ -1,13 +1,16 @@
 #pragma once
-// append_client_message: one binary WebSocket message as client frames (RFC 6455 section 5),
-// written straight into a caller's buffer. The envoy's transport frames its own messages this way
-// instead of through a Beast write operation per message (tests/envoy/ws_client_frames_test.cpp).
+// The client side of WebSocket framing (RFC 6455 section 5), as the envoy's transport speaks it
+// to the engine without a WebSocket library's operation per message
+// (tests/envoy/ws_client_frames_test.cpp): append_client_message writes one binary message as
+// masked client frames straight into a caller's buffer, append_client_control a control frame,
+// and parse_server_frame_header reads the header of a frame from the server.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 #include "base/bytes.hpp"
 
@@ -102,6 +105,102 @@ bool append_client_message(BytesView message, std::size_t max_frame, MaskKeys& k
         first = false;
     } while (offset < message.size());
     return true;
+}
+
+// Appends one control frame (close, ping or pong: opcode 0x8, 0x9, 0xA) with `payload` (at most
+// 125 bytes; longer is cut there). False when `append` gives up.
+template <class Append>
+bool append_client_control(std::uint8_t opcode, BytesView payload, MaskKeys& keys,
+                           Append&& append) {
+    const std::size_t n = std::min<std::size_t>(payload.size(), 125);
+    const std::uint32_t word = keys.next();
+    std::uint8_t key[4];
+    std::memcpy(key, &word, 4);
+    std::uint8_t header[kMaxClientFrameHeader];
+    const std::size_t h = client_frame_header(header, true, opcode, n, key);
+    char* room = append(h + n);
+    if (room == nullptr)
+        return false;
+    auto* out = reinterpret_cast<std::uint8_t*>(room);
+    std::memcpy(out, header, h);
+    mask_copy(out + h, payload.data(), n, key);
+    return true;
+}
+
+// A close frame's payload: the code (big-endian) and the reason (UTF-8, cut to fit 125 bytes);
+// empty for code 0, which stands for "no code" (1005, never sent).
+inline Bytes close_payload(std::uint16_t code, std::string_view reason) {
+    if (code == 0)
+        return {};
+    const std::size_t n = std::min<std::size_t>(reason.size(), 123);
+    Bytes out(2 + n);
+    out[0] = static_cast<std::uint8_t>(code >> 8);
+    out[1] = static_cast<std::uint8_t>(code);
+    if (n > 0)
+        std::memcpy(out.data() + 2, reason.data(), n);
+    return out;
+}
+
+struct ServerFrameHeader {
+    bool fin = false;
+    std::uint8_t opcode = 0;
+    std::size_t header_size = 0;
+    std::uint64_t payload_size = 0;
+};
+
+enum class FrameHeaderParse : std::uint8_t { need_more, ok, bad };
+
+// The header of the frame at the start of `in`, from a server: never masked. `bad` (with `why`)
+// for reserved bits set (no extension was negotiated), a mask, an unknown opcode, a control frame
+// that is fragmented or longer than 125 bytes, or a 64-bit length with its top bit set. Reads
+// nothing past `in`.
+inline FrameHeaderParse parse_server_frame_header(BytesView in, ServerFrameHeader& out,
+                                                  const char*& why) {
+    if (in.size() < 2)
+        return FrameHeaderParse::need_more;
+    const std::uint8_t b0 = in[0];
+    const std::uint8_t b1 = in[1];
+    out.fin = (b0 & 0x80) != 0;
+    out.opcode = b0 & 0x0f;
+    if ((b0 & 0x70) != 0) {
+        why = "reserved bits set";
+        return FrameHeaderParse::bad;
+    }
+    if ((b1 & 0x80) != 0) {
+        why = "masked frame from the server";
+        return FrameHeaderParse::bad;
+    }
+    const bool control = (out.opcode & 0x8) != 0;
+    if (out.opcode > 0x2 && !(out.opcode >= 0x8 && out.opcode <= 0xA)) {
+        why = "unknown opcode";
+        return FrameHeaderParse::bad;
+    }
+    std::uint64_t len = b1 & 0x7f;
+    std::size_t h = 2;
+    if (len == 126) {
+        if (in.size() < 4)
+            return FrameHeaderParse::need_more;
+        len = (static_cast<std::uint64_t>(in[2]) << 8) | in[3];
+        h = 4;
+    } else if (len == 127) {
+        if (in.size() < 10)
+            return FrameHeaderParse::need_more;
+        len = 0;
+        for (std::size_t i = 2; i < 10; ++i)
+            len = (len << 8) | in[i];
+        if ((len >> 63) != 0) {
+            why = "frame length out of range";
+            return FrameHeaderParse::bad;
+        }
+        h = 10;
+    }
+    if (control && (!out.fin || len > 125)) {
+        why = "fragmented or oversized control frame";
+        return FrameHeaderParse::bad;
+    }
+    out.header_size = h;
+    out.payload_size = len;
+    return FrameHeaderParse::ok;
 }
 
 }  // namespace rivetkit::envoy
