@@ -3,7 +3,10 @@
 // (action args and results, event args, state, connection params), exactly as upstream rivetkit.
 
 #include <nlohmann/json.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <string_view>
 #include <type_traits>
 
 #include "base/bytes.hpp"
@@ -28,12 +31,53 @@ Bytes to_cbor(const Json& value);
 // is (JavaScript has one number type; its encoders write integers beyond 32 bits as floats).
 Result<Json> from_cbor(BytesView cbor);
 
+namespace detail {
+// cbor_args of numbers, booleans and strings is written directly, with the bytes to_cbor writes
+// for the same array: no Json array in between (a broadcast's arguments, most often).
+void cbor_array_head(Bytes& out, std::size_t n);
+void cbor_scalar(Bytes& out, std::int64_t v);
+void cbor_scalar(Bytes& out, std::uint64_t v);
+void cbor_scalar(Bytes& out, double v);
+void cbor_scalar(Bytes& out, bool v);
+void cbor_scalar(Bytes& out, std::string_view v);
+
+template <typename T>
+inline constexpr bool kCborScalar =
+    std::is_same_v<T, bool> || std::is_same_v<T, std::nullptr_t> || std::is_floating_point_v<T> ||
+    (std::is_integral_v<T> && sizeof(T) > 1) ||  // one-byte types may be characters
+    std::is_convertible_v<const T&, std::string_view>;
+
+template <typename T>
+void cbor_arg(Bytes& out, const T& v) {
+    if constexpr (std::is_same_v<T, bool>)
+        cbor_scalar(out, v);
+    else if constexpr (std::is_same_v<T, std::nullptr_t>)
+        out.push_back(0xf6);
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+        cbor_scalar(out, static_cast<std::int64_t>(v));
+    else if constexpr (std::is_integral_v<T>)
+        cbor_scalar(out, static_cast<std::uint64_t>(v));
+    else if constexpr (std::is_floating_point_v<T>)
+        cbor_scalar(out, static_cast<double>(v));
+    else
+        cbor_scalar(out, std::string_view(v));
+}
+}  // namespace detail
+
 // The CBOR array a client spreads into its listener or action: cbor_args(1, "a") → [1, "a"].
 template <typename... Args>
 Bytes cbor_args(const Args&... args) {
-    Json array = Json::array();
-    (array.push_back(Json(args)), ...);
-    return to_cbor(array);
+    if constexpr ((detail::kCborScalar<Args> && ...)) {
+        Bytes out;
+        out.reserve(16);
+        detail::cbor_array_head(out, sizeof...(Args));
+        (detail::cbor_arg(out, args), ...);
+        return out;
+    } else {
+        Json array = Json::array();
+        (array.push_back(Json(args)), ...);
+        return to_cbor(array);
+    }
 }
 
 // A call's JSON result as T (a client's call<T>): errors pass through; a value that does not

@@ -84,6 +84,36 @@ Bytes to_cbor(const Json& value) {
     return out;
 }
 
+namespace detail {
+
+void cbor_array_head(Bytes& out, std::size_t n) {
+    write_cbor_head(4, n, out);
+}
+void cbor_scalar(Bytes& out, std::int64_t v) {
+    if (core::registry::js_writes_as_float(v))
+        write_cbor(Json(static_cast<double>(v)), out);
+    else
+        write_cbor(Json(v), out);
+}
+void cbor_scalar(Bytes& out, std::uint64_t v) {
+    if (v <= static_cast<std::uint64_t>(INT64_MAX))
+        cbor_scalar(out, static_cast<std::int64_t>(v));
+    else
+        write_cbor(Json(v), out);
+}
+void cbor_scalar(Bytes& out, double v) {
+    write_cbor(Json(v), out);
+}
+void cbor_scalar(Bytes& out, bool v) {
+    out.push_back(v ? 0xf5 : 0xf4);
+}
+void cbor_scalar(Bytes& out, std::string_view v) {
+    write_cbor_head(3, v.size(), out);
+    out.insert(out.end(), v.begin(), v.end());
+}
+
+}  // namespace detail
+
 Result<Json> from_cbor(BytesView cbor) {
     if (cbor.empty())
         return Json(nullptr);

@@ -368,6 +368,10 @@ void write_cbor(const json& value, Bytes& out) {
     Writer(out).value(value);
 }
 
+void write_cbor_head(std::uint8_t major, std::uint64_t argument, Bytes& out) {
+    Writer(out).head(major, argument);
+}
+
 nlohmann::json parse_cbor_or_discarded(BytesView cbor) {
     try {
         return nlohmann::json::from_cbor(cbor.begin(), cbor.end(), /*strict=*/true,

@@ -12,6 +12,7 @@
 // 408, found by fuzzing the storage rows). This returns a discarded value for that as for any
 // other malformed input.
 
+#include <cstdint>
 #include <optional>
 
 #include <nlohmann/json_fwd.hpp>
@@ -42,6 +43,9 @@ bool cbor_well_formed(BytesView cbor);
 // Appends the CBOR of `value` to `out`: smallest heads, floats as float32 when exact (NaN and
 // infinities as half floats), binary with a subtype behind its tag, as nlohmann's to_cbor.
 void write_cbor(const nlohmann::json& value, Bytes& out);
+
+// Appends a CBOR head (major type and argument) in its shortest form, as write_cbor writes them.
+void write_cbor_head(std::uint8_t major, std::uint64_t argument, Bytes& out);
 
 // nlohmann's reader, strict; discarded when it is not valid CBOR (tags are not).
 nlohmann::json parse_cbor_or_discarded(BytesView cbor);

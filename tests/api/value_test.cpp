@@ -88,5 +88,31 @@ TEST(Values, Int64ValuesRoundTripThroughTheirJavaScriptForm) {
     }
 }
 
+// cbor_args of scalars skips the Json array; its bytes are still to_cbor's of that array.
+TEST(Values, ScalarArgumentsAreWrittenAsTheirJsonArrayWouldBe) {
+    const auto json_path = [](const auto&... args) {
+        Json array = Json::array();
+        (array.push_back(Json(args)), ...);
+        return to_cbor(array);
+    };
+    const std::int64_t ints[] = {0, 23, 24, -1, -25, 255, 65536, 4294967295LL, 4294967296LL,
+                                 -4294967297LL, 1796346349679LL, 1LL << 40, 9007199254740993LL,
+                                 std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max()};
+    for (std::int64_t n : ints) {
+        EXPECT_EQ(hex(cbor_args(n)), hex(json_path(n))) << n;
+        EXPECT_EQ(hex(cbor_args(static_cast<std::uint64_t>(n))),
+                  hex(json_path(static_cast<std::uint64_t>(n))))
+            << n;
+    }
+    for (double d : {0.0, 0.5, 1.1, 1e300, 3.0, std::numeric_limits<double>::infinity()})
+        EXPECT_EQ(hex(cbor_args(d)), hex(json_path(d))) << d;
+    const std::string long_text(300, 'x');
+    EXPECT_EQ(hex(cbor_args(1, "a", true, 2.5f, long_text, std::string_view("view"), 7u, short{-3})),
+              hex(json_path(1, "a", true, 2.5f, long_text, std::string_view("view"), 7u, short{-3})));
+    EXPECT_EQ(hex(cbor_args(nullptr, false)), hex(json_path(nullptr, false)));
+    EXPECT_EQ(hex(cbor_args()), "80");
+}
+
 }  // namespace
 }  // namespace rivetkit

@@ -651,11 +651,18 @@ Bytes encode_init(Encoding encoding, std::string_view actor_id, std::string_view
 Bytes encode_action_response(Encoding encoding, std::uint64_t id, BytesView output_cbor) {
     switch (encoding) {
         case Encoding::Bare: {
-            c4::ActionResponse r{id, output_cbor.empty() ? Bytes{0xf6}
-                                                         : Bytes(output_cbor.begin(),
-                                                                 output_cbor.end())};
-            return bare::encode_versioned(kClientProtocolVersion,
-                                          c4::ToClient{c4::ToClientBody{std::move(r)}});
+            // What encode_versioned(ToClient{ActionResponse{id, output}}) writes, without
+            // copying the output into a message first: the answer to every action.
+            static const Bytes kNull{0xf6};
+            const BytesView output = output_cbor.empty() ? BytesView(kNull) : output_cbor;
+            Bytes buffer;
+            buffer.reserve(2 + 1 + 10 + 10 + output.size());
+            bare::Writer w(std::move(buffer));
+            w.write_u16(kClientProtocolVersion);
+            w.write_tag(c4::ToClientBody::kTags[2]);  // ActionResponse
+            w.write_uint(id);
+            w.write_data(output);
+            return w.take();
         }
         case Encoding::Json: {
             auto out = cbor_value_to_compat(output_cbor);

@@ -7,8 +7,10 @@
 
 #include <string>
 
+#include "bare/codec.hpp"
 #include "core/registry/registry.hpp"
 #include "core/registry/routes.hpp"
+#include "proto/client_v4.hpp"
 
 namespace rivetkit::core::registry {
 namespace {
@@ -148,6 +150,15 @@ TEST(ClientEncoding, ActorConnectBareFramesMatchCapturedBytes) {
               cat({b({0x04, 0x00, 0x03, 0x08}), text("newCount"), b({0x02, 0x81, 0x0e})}));
     EXPECT_EQ(encode_action_response(Encoding::Bare, 0, b({0x0e})),
               b({0x04, 0x00, 0x02, 0x00, 0x01, 0x0e}));
+    // A multi-byte id, no output (null), and a long output: the generic encoder's bytes.
+    namespace c4 = proto::client_v4;
+    for (const auto& [id, output] : std::vector<std::pair<std::uint64_t, Bytes>>{
+             {300, {}}, {~0ull, Bytes(200, 0x61)}, {1, b({0x82, 0x01, 0x02})}}) {
+        const Bytes generic = bare::encode_versioned(
+            kClientProtocolVersion,
+            c4::ToClient{c4::ToClientBody{c4::ActionResponse{id, output.empty() ? b({0xf6}) : output}}});
+        EXPECT_EQ(encode_action_response(Encoding::Bare, id, output), generic) << id;
+    }
 }
 
 TEST(ClientEncoding, ActorConnectJsonAndCborFramesMatchCapturedShapes) {
