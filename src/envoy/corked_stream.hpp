@@ -6,6 +6,7 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -122,7 +123,7 @@ class CorkedStream {
         std::vector<Waiter> waiting;  // behind the write in flight; their bytes go in the next
     };
 
-    // Posted, never inline (the handler may start the next write).
+    // From an initiating function: posted, never inline (the handler may start the next write).
     static void complete(Shared& sh, Waiter w, boost::system::error_code ec) {
         boost::asio::post(sh.executor, boost::asio::append(std::move(w.handler), ec, w.n));
     }
@@ -163,18 +164,23 @@ class CorkedStream {
                 s.writing.clear();
                 if (s.writing.capacity() > kKeptCapacity)
                     std::vector<char>().swap(s.writing);
-                for (auto& w : s.owners)
-                    complete(s, std::move(w), s.failed);
-                s.owners.clear();
-                if (s.waiting.empty())
-                    return;
-                if (s.failed || s.pending.empty()) {  // the stream may be gone: no new write
-                    for (auto& w : s.waiting)
-                        complete(s, std::move(w), s.failed);
-                    s.waiting.clear();
-                    return;
+                // This runs as a handler of its own (the write's completion), so the waiters
+                // resume here rather than one io-loop pass later; first the state is settled
+                // (the next write started), since a waiter may write again at once.
+                std::vector<Waiter> done;
+                done.swap(s.owners);
+                if (!s.waiting.empty()) {
+                    if (s.failed || s.pending.empty()) {  // the stream may be gone: no new write
+                        for (auto& w : s.waiting)
+                            done.push_back(std::move(w));
+                        s.waiting.clear();
+                    } else {
+                        s.stream->start();
+                    }
                 }
-                s.stream->start();
+                const boost::system::error_code result = s.failed;
+                for (auto& w : done)  // inline when the waiter's executor is this thread's
+                    boost::asio::dispatch(boost::asio::append(std::move(w.handler), result, w.n));
             });
     }
 

@@ -29,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "base/base64.hpp"
@@ -155,6 +156,8 @@ class WebSocketTransport final : public Transport {
             co_return connect_error("connect: " + cerr.message());
         (void)ep;
         lowest.socket().set_option(tcp::no_delay(true));
+        if constexpr (!Tls)
+            lowest.socket().non_blocking(true);  // read() reads after a readiness wait
         // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
         lowest.expires_never();
         if constexpr (Tls) {
@@ -176,7 +179,22 @@ class WebSocketTransport final : public Transport {
                 co_return std::move(*out);
             }
             const std::size_t want = std::max(kReadChunk, wanted_);
-            auto [err, n] = co_await stream_.async_read_some(buffer_.prepare(want), use_tuple);
+            boost::system::error_code err;
+            std::size_t n = 0;
+            if (Tls || !drained_) {
+                std::tie(err, n) =
+                    co_await stream_.async_read_some(buffer_.prepare(want), use_tuple);
+            } else {
+                // The last read left the socket empty: wait until it is readable, then read,
+                // instead of a read that would first find nothing (a recvmsg that fails with
+                // EAGAIN per message). The socket is in non-blocking mode (connect()).
+                auto& socket = beast::get_lowest_layer(stream_).socket();
+                std::tie(err) = co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+                if (!err)
+                    n = socket.read_some(buffer_.prepare(want), err);
+                if (err == asio::error::would_block)
+                    continue;  // woken without data: wait again
+            }
             if (err) {
                 open_ = false;
                 TransportRead failed;
@@ -184,6 +202,7 @@ class WebSocketTransport final : public Transport {
                 co_return failed;
             }
             buffer_.commit(n);
+            drained_ = n < want;
             quick_ack_.after_read();
         }
     }
@@ -437,6 +456,7 @@ class WebSocketTransport final : public Transport {
     std::shared_ptr<TlsContext> tls_;
     beast::flat_buffer buffer_;
     std::size_t wanted_ = 0;
+    bool drained_ = false;  // the last read did not fill what it asked for
     Bytes message_;  // the frames so far of a fragmented message
     bool in_message_ = false;
     bool message_text_ = false;
