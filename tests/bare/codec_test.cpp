@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bare/map_keys.hpp"
 #include "bare/reader.hpp"
 #include "bare/utf8.hpp"
 #include "bare/writer.hpp"
@@ -289,6 +290,23 @@ TEST(BareVersionedTest, SplitRejectsShortPayloads) {
     ASSERT_TRUE(v2.ok());
     EXPECT_EQ(v2->version, 0x0201);
     EXPECT_TRUE(v2->body.empty());
+}
+
+// The first entry whose key appeared before it, the same for a header-sized map (compared pairwise)
+// and a long one (sorted).
+TEST(BareMapKeysTest, TheFirstRepeatedKeyIsFoundInShortAndLongMaps) {
+    using Entries = std::vector<std::pair<std::string, int>>;
+    for (std::size_t n : {2u, 5u, 32u, 33u, 200u}) {
+        Entries entries;
+        for (std::size_t i = 0; i < n; ++i)
+            entries.emplace_back("key-" + std::to_string(i), 0);
+        EXPECT_EQ(find_duplicate_key(entries), std::nullopt) << n;
+        entries.emplace_back("key-1", 0);   // repeats entry 1
+        entries.emplace_back("key-0", 0);   // repeats entry 0, later
+        EXPECT_EQ(find_duplicate_key(entries), n) << n;
+        entries.insert(entries.begin() + 2, {"key-0", 0});  // now the first repeat, at 2
+        EXPECT_EQ(find_duplicate_key(entries), 2u) << n;
+    }
 }
 
 }  // namespace
