@@ -9,6 +9,7 @@
 #include <openssl/x509v3.h>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -133,7 +134,9 @@ bool header_has_token(std::string_view value, std::string_view token) {
 // reported, anything malformed fails the connection with close 1002.
 template <bool Tls>
 class WebSocketTransport final : public Transport {
-    using Inner = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+    // Plain TCP is the socket itself: Beast's tcp_stream only adds per-operation timer
+    // bookkeeping to every write, and the envoy keeps its own deadlines (on its rt::Clock).
+    using Inner = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, tcp::socket>;
     using Next = CorkedStream<Inner>;
 
   public:
@@ -150,16 +153,17 @@ class WebSocketTransport final : public Transport {
             co_await resolver_.async_resolve(target.host, target.port, use_tuple);
         if (rerr)
             co_return connect_error("resolve " + target.host + ": " + rerr.message());
-        auto& lowest = beast::get_lowest_layer(stream_);
-        auto [cerr, ep] = co_await lowest.async_connect(endpoints, use_tuple);
+        auto [cerr, ep] = co_await asio::async_connect(socket(), endpoints, use_tuple);
         if (cerr)
             co_return connect_error("connect: " + cerr.message());
         (void)ep;
-        lowest.socket().set_option(tcp::no_delay(true));
-        if constexpr (!Tls)
-            lowest.socket().non_blocking(true);  // read() reads after a readiness wait
-        // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
-        lowest.expires_never();
+        socket().set_option(tcp::no_delay(true));
+        if constexpr (Tls) {
+            // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
+            beast::get_lowest_layer(stream_).expires_never();
+        } else {
+            socket().non_blocking(true);  // read() reads after a readiness wait
+        }
         if constexpr (Tls) {
             Status handshake = co_await tls_handshake(target.host);
             if (!handshake.ok())
@@ -188,10 +192,9 @@ class WebSocketTransport final : public Transport {
                 // The last read left the socket empty: wait until it is readable, then read,
                 // instead of a read that would first find nothing (a recvmsg that fails with
                 // EAGAIN per message). The socket is in non-blocking mode (connect()).
-                auto& socket = beast::get_lowest_layer(stream_).socket();
-                std::tie(err) = co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+                std::tie(err) = co_await socket().async_wait(tcp::socket::wait_read, use_tuple);
                 if (!err)
-                    n = socket.read_some(buffer_.prepare(want), err);
+                    n = socket().read_some(buffer_.prepare(want), err);
                 if (err == asio::error::would_block)
                     continue;  // woken without data: wait again
             }
@@ -240,12 +243,18 @@ class WebSocketTransport final : public Transport {
     void abort() noexcept override {
         open_ = false;
         beast::error_code ignored;
-        auto& socket = beast::get_lowest_layer(stream_).socket();
-        socket.shutdown(tcp::socket::shutdown_both, ignored);
-        socket.close(ignored);
+        socket().shutdown(tcp::socket::shutdown_both, ignored);
+        socket().close(ignored);
     }
 
   private:
+    tcp::socket& socket() {
+        if constexpr (Tls)
+            return beast::get_lowest_layer(stream_).socket();
+        else
+            return stream_.next_layer();
+    }
+
     auto appender() {
         return [this](std::size_t n) { return stream_.append(n); };
     }
@@ -465,7 +474,7 @@ class WebSocketTransport final : public Transport {
     std::string error_;
     std::uint16_t error_code_ = 1002;
     // After stream_, whose socket it refers to.
-    rt::DeferredQuickAck quick_ack_{beast::get_lowest_layer(stream_).socket()};
+    rt::DeferredQuickAck quick_ack_{socket()};
     MaskKeys mask_keys_;
 };
 
