@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 
 namespace rivetkit {
 
@@ -82,6 +83,20 @@ class Reader {
                 return false;
         }
     }
+    // A byte string (binary) or a text string, as a value when `out` is set.
+    template <typename Str>
+    bool string_item(std::uint8_t major, std::uint8_t info, json* out) {
+        if (out == nullptr)
+            return chunks<Str>(major, info, nullptr);
+        Str content;
+        if (!chunks(major, info, &content))
+            return false;
+        if constexpr (std::is_same_v<Str, json::binary_t>)
+            *out = json::binary(std::move(content));
+        else
+            *out = std::move(content);
+        return true;
+    }
     bool container(std::uint8_t major, std::uint8_t info, int depth, json* out) {
         if (out != nullptr)
             *out = major == 4 ? json::array() : json::object();
@@ -98,29 +113,19 @@ class Reader {
                     return true;
                 }
             }
-            if (major == 4) {
-                if (out == nullptr) {
-                    if (!item(depth + 1, nullptr))
-                        return false;
-                    continue;
-                }
-                json value;
-                if (!item(depth + 1, &value))
-                    return false;
-                out->get_ref<json::array_t&>().push_back(std::move(value));
-                continue;
-            }
-            // Keys must be text or scalars (as JSON object keys become); a container key is
-            // refused: rendering nested keys as text grows exponentially with depth (found by
-            // fuzz_client_encoding).
             json key;
-            if (!item(depth + 1, &key))
-                return false;
-            if (!key.is_string()) {
-                if (!(key.is_number() || key.is_boolean() || key.is_null()))
+            if (major == 5) {
+                // Keys must be text or scalars (as JSON object keys become); a container key is
+                // refused: rendering nested keys as text grows exponentially with depth (found by
+                // fuzz_client_encoding).
+                if (!item(depth + 1, &key))
                     return false;
-                note(&CborReadNotes::non_text_key);
-                key = key.dump();
+                if (!key.is_string()) {
+                    if (!(key.is_number() || key.is_boolean() || key.is_null()))
+                        return false;
+                    note(&CborReadNotes::non_text_key);
+                    key = key.dump();
+                }
             }
             if (out == nullptr) {
                 if (!item(depth + 1, nullptr))
@@ -130,7 +135,10 @@ class Reader {
             json value;
             if (!item(depth + 1, &value))
                 return false;
-            (*out)[key.get_ref<const std::string&>()] = std::move(value);
+            if (major == 4)
+                out->get_ref<json::array_t&>().push_back(std::move(value));
+            else
+                (*out)[key.get_ref<const std::string&>()] = std::move(value);
         }
         return true;
     }
@@ -205,24 +213,10 @@ class Reader {
                     *out = -1 - static_cast<std::int64_t>(v);
                 }
                 return true;
-            case 2: {
-                if (out == nullptr)
-                    return chunks<json::binary_t>(2, info, nullptr);
-                json::binary_t bytes;
-                if (!chunks(2, info, &bytes))
-                    return false;
-                *out = json::binary(std::move(bytes));
-                return true;
-            }
-            case 3: {
-                if (out == nullptr)
-                    return chunks<std::string>(3, info, nullptr);
-                std::string text;
-                if (!chunks(3, info, &text))
-                    return false;
-                *out = std::move(text);
-                return true;
-            }
+            case 2:
+                return string_item<json::binary_t>(2, info, out);
+            case 3:
+                return string_item<std::string>(3, info, out);
             case 4:
             case 5:
                 return container(major, info, depth, out);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "bare/codec.hpp"
+#include "base/cbor.hpp"
 #include "core/registry/encoding.hpp"
 #include "proto/client_v4.hpp"
 
@@ -46,24 +47,7 @@ Json normalize_args(const Json& args) {
 // Just enough CBOR writing for the envelopes; values are embedded as already encoded CBOR.
 class CborOut {
   public:
-    void head(std::uint8_t major, std::uint64_t v) {
-        const auto m = static_cast<std::uint8_t>(major << 5);
-        if (v < 24) {
-            out_.push_back(static_cast<std::uint8_t>(m | v));
-        } else if (v <= 0xff) {
-            out_.push_back(m | 24);
-            out_.push_back(static_cast<std::uint8_t>(v));
-        } else if (v <= 0xffff) {
-            out_.push_back(m | 25);
-            be(v, 2);
-        } else if (v <= 0xffffffffULL) {
-            out_.push_back(m | 26);
-            be(v, 4);
-        } else {
-            out_.push_back(m | 27);
-            be(v, 8);
-        }
-    }
+    void head(std::uint8_t major, std::uint64_t v) { write_cbor_head(major, v, out_); }
     void text(std::string_view s) {
         head(3, s.size());
         out_.insert(out_.end(), s.begin(), s.end());

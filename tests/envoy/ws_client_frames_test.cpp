@@ -96,6 +96,25 @@ TEST(WsClientFrames, AGivenUpAppendFailsTheMessage) {
     }));
 }
 
+// A listener on loopback for one connection: `accept` spawns `serve` on it; the test's client
+// runs on the same io_context.
+struct Loopback {
+    using Serve = std::function<asio::awaitable<void>(tcp::socket)>;
+    asio::io_context io;
+    tcp::acceptor acceptor{io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)};
+    std::string port = std::to_string(acceptor.local_endpoint().port());
+
+    void accept(Serve serve) {
+        asio::co_spawn(
+            io,
+            [this, serve = std::move(serve)]() -> asio::awaitable<void> {
+                tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
+                co_await serve(std::move(socket));
+            },
+            asio::detached);
+    }
+};
+
 // What a Beast server (the engine's side of the connection) reads of `sizes.size()` messages the
 // transport writes, flushed at the end when `flush` says so.
 struct ServerRead {
@@ -105,33 +124,29 @@ struct ServerRead {
 };
 ServerRead write_to_beast_server(const std::vector<std::size_t>& sizes, bool flush) {
     ServerRead out;
-    asio::io_context io;
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const auto port = std::to_string(acceptor.local_endpoint().port());
+    Loopback loop;
+    asio::io_context& io = loop.io;
+    const std::string& port = loop.port;
     std::vector<Bytes>& received = out.received;
     std::string& server_error = out.server_error;
 
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
-            websocket::stream<tcp::socket> ws(std::move(socket));
-            ws.read_message_max(0);
-            co_await ws.async_accept(asio::use_awaitable);
-            while (received.size() < sizes.size()) {
-                boost::beast::flat_buffer buffer;
-                auto [ec, n] = co_await ws.async_read(buffer, asio::as_tuple(asio::use_awaitable));
-                if (ec) {
-                    server_error = ec.message();
-                    co_return;
-                }
-                if (!ws.got_binary())
-                    server_error = "a text message";
-                const auto* p = static_cast<const std::uint8_t*>(buffer.cdata().data());
-                received.emplace_back(p, p + n);
+    loop.accept([&](tcp::socket socket) -> asio::awaitable<void> {
+        websocket::stream<tcp::socket> ws(std::move(socket));
+        ws.read_message_max(0);
+        co_await ws.async_accept(asio::use_awaitable);
+        while (received.size() < sizes.size()) {
+            boost::beast::flat_buffer buffer;
+            auto [ec, n] = co_await ws.async_read(buffer, asio::as_tuple(asio::use_awaitable));
+            if (ec) {
+                server_error = ec.message();
+                co_return;
             }
-        },
-        asio::detached);
+            if (!ws.got_binary())
+                server_error = "a text message";
+            const auto* p = static_cast<const std::uint8_t*>(buffer.cdata().data());
+            received.emplace_back(p, p + n);
+        }
+    });
 
     Status& written = out.written;
     auto transport = make_websocket_transport_factory()->create(io.get_executor());
@@ -232,19 +247,15 @@ struct ClientRead {
 using Serve = std::function<asio::awaitable<void>(websocket::stream<tcp::socket>&)>;
 ClientRead read_from_beast_server(Serve serve) {
     ClientRead out;
-    asio::io_context io;
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const auto port = std::to_string(acceptor.local_endpoint().port());
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
-            websocket::stream<tcp::socket> ws(std::move(socket));
-            ws.read_message_max(0);
-            co_await ws.async_accept(asio::use_awaitable);
-            co_await serve(ws);
-        },
-        asio::detached);
+    Loopback loop;
+    asio::io_context& io = loop.io;
+    const std::string& port = loop.port;
+    loop.accept([&](tcp::socket socket) -> asio::awaitable<void> {
+        websocket::stream<tcp::socket> ws(std::move(socket));
+        ws.read_message_max(0);
+        co_await ws.async_accept(asio::use_awaitable);
+        co_await serve(ws);
+    });
     auto transport = make_websocket_transport_factory()->create(io.get_executor());
     asio::co_spawn(
         io,
@@ -360,20 +371,16 @@ TEST(WsClientFrames, AMaskedFrameFromTheServerFailsTheConnectionWithClose1002) {
 }
 
 TEST(WsClientFrames, ARefusedUpgradeFailsTheConnectWithTheStatus) {
-    asio::io_context io;
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const auto port = std::to_string(acceptor.local_endpoint().port());
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
-            asio::streambuf request;
-            co_await asio::async_read_until(socket, request, "\r\n\r\n", asio::use_awaitable);
-            const std::string reply =
-                "HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\nConnection: close\r\n\r\nno token.";
-            co_await asio::async_write(socket, asio::buffer(reply), asio::use_awaitable);
-        },
-        asio::detached);
+    Loopback loop;
+    asio::io_context& io = loop.io;
+    const std::string& port = loop.port;
+    loop.accept([](tcp::socket socket) -> asio::awaitable<void> {
+        asio::streambuf request;
+        co_await asio::async_read_until(socket, request, "\r\n\r\n", asio::use_awaitable);
+        const std::string reply =
+            "HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\nConnection: close\r\n\r\nno token.";
+        co_await asio::async_write(socket, asio::buffer(reply), asio::use_awaitable);
+    });
     auto transport = make_websocket_transport_factory()->create(io.get_executor());
     Status connected;
     asio::co_spawn(

@@ -224,24 +224,7 @@ Result<json> cbor_value_to_compat(BytesView cbor) {
 
 class CborWriter {
   public:
-    void head(std::uint8_t major, std::uint64_t n) {
-        const auto m = static_cast<std::uint8_t>(major << 5);
-        if (n < 24) {
-            out_.push_back(static_cast<std::uint8_t>(m | n));
-        } else if (n <= 0xFF) {
-            out_.push_back(m | 24);
-            out_.push_back(static_cast<std::uint8_t>(n));
-        } else if (n <= 0xFFFF) {
-            out_.push_back(m | 25);
-            put_be(n, 2);
-        } else if (n <= 0xFFFFFFFF) {
-            out_.push_back(m | 26);
-            put_be(n, 4);
-        } else {
-            out_.push_back(m | 27);
-            put_be(n, 8);
-        }
-    }
+    void head(std::uint8_t major, std::uint64_t n) { write_cbor_head(major, n, out_); }
     void map(std::size_t n) { head(5, n); }
     void text(std::string_view s) {
         head(3, s.size());
