@@ -14,7 +14,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -30,8 +29,8 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "base/base64.hpp"
 #include "envoy/corked_stream.hpp"
@@ -161,8 +160,6 @@ class WebSocketTransport final : public Transport {
         if constexpr (Tls) {
             // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
             beast::get_lowest_layer(stream_).expires_never();
-        } else {
-            socket().non_blocking(true);  // read() reads after a readiness wait
         }
         if constexpr (Tls) {
             Status handshake = co_await tls_handshake(target.host);
@@ -177,27 +174,15 @@ class WebSocketTransport final : public Transport {
             std::optional<TransportRead> out;
             if (!next_frame(out))
                 co_return co_await fail_protocol();
+            if (std::exchange(control_buffered_, false))
+                co_await flush();  // pongs: awaited here, so no write outlives the transport
             if (out) {
                 if (out->kind == TransportRead::Kind::closed)
                     co_await flush();  // the close reply leaves before the caller drops the socket
                 co_return std::move(*out);
             }
             const std::size_t want = std::max(kReadChunk, wanted_);
-            boost::system::error_code err;
-            std::size_t n = 0;
-            if (Tls || !drained_) {
-                std::tie(err, n) =
-                    co_await stream_.async_read_some(buffer_.prepare(want), use_tuple);
-            } else {
-                // The last read left the socket empty: wait until it is readable, then read,
-                // instead of a read that would first find nothing (a recvmsg that fails with
-                // EAGAIN per message). The socket is in non-blocking mode (connect()).
-                std::tie(err) = co_await socket().async_wait(tcp::socket::wait_read, use_tuple);
-                if (!err)
-                    n = socket().read_some(buffer_.prepare(want), err);
-                if (err == asio::error::would_block)
-                    continue;  // woken without data: wait again
-            }
+            auto [err, n] = co_await stream_.async_read_some(buffer_.prepare(want), use_tuple);
             if (err) {
                 open_ = false;
                 TransportRead failed;
@@ -205,7 +190,6 @@ class WebSocketTransport final : public Transport {
                 co_return failed;
             }
             buffer_.commit(n);
-            drained_ = n < want;
             quick_ack_.after_read();
         }
     }
@@ -355,7 +339,7 @@ class WebSocketTransport final : public Transport {
         switch (frame.opcode) {
             case 0x9:  // ping: the pong carries its payload
                 (void)append_client_control(0xA, payload, mask_keys_, appender());
-                stream_.async_flush(asio::detached);
+                control_buffered_ = true;
                 return false;
             case 0xA:
                 return false;
@@ -465,12 +449,12 @@ class WebSocketTransport final : public Transport {
     std::shared_ptr<TlsContext> tls_;
     beast::flat_buffer buffer_;
     std::size_t wanted_ = 0;
-    bool drained_ = false;  // the last read did not fill what it asked for
     Bytes message_;  // the frames so far of a fragmented message
     bool in_message_ = false;
     bool message_text_ = false;
     bool open_ = false;
     bool close_sent_ = false;
+    bool control_buffered_ = false;  // a pong waits in the write buffer
     std::string error_;
     std::uint16_t error_code_ = 1002;
     // After stream_, whose socket it refers to.

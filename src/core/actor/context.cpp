@@ -286,9 +286,10 @@ bool detail::complete_tracked_reply(TrackedReply* slot, Result<Bytes> result) {
         }
     }
     unlink_tracked_reply(*s, slot);
-    const bool delivered = slot->caller.send(std::move(result));
+    // Before the answer: a caller answered in place (an actor-connect action) may let go of the
+    // last reference to the actor's state.
     s->signal_activity();
-    return delivered;
+    return slot->caller.send(std::move(result));
 }
 
 Reply<Bytes> ActorContext::track_reply(ActionCaller caller) const {
