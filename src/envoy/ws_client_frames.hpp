@@ -127,12 +127,21 @@ bool append_client_control(std::uint8_t opcode, BytesView payload, MaskKeys& key
     return true;
 }
 
-// A close frame's payload: the code (big-endian) and the reason (UTF-8, cut to fit 125 bytes);
-// empty for code 0, which stands for "no code" (1005, never sent).
+// Whether a close frame may carry `code` (RFC 6455 section 7.4): the defined codes that are not
+// reserved for local use (1005, 1006, 1015) and the registered and private ranges 3000-4999.
+inline bool valid_close_code(std::uint16_t code) noexcept {
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1013) ||
+           (code >= 3000 && code <= 4999);
+}
+
+// A close frame's payload: the code (big-endian) and the reason (UTF-8, cut to fit 125 bytes at
+// a character boundary); empty for code 0, which stands for "no code" (1005, never sent).
 inline Bytes close_payload(std::uint16_t code, std::string_view reason) {
     if (code == 0)
         return {};
-    const std::size_t n = std::min<std::size_t>(reason.size(), 123);
+    std::size_t n = std::min<std::size_t>(reason.size(), 123);
+    while (n > 0 && n < reason.size() && (static_cast<std::uint8_t>(reason[n]) & 0xC0) == 0x80)
+        --n;  // not inside a multi-byte character
     Bytes out(2 + n);
     out[0] = static_cast<std::uint8_t>(code >> 8);
     out[1] = static_cast<std::uint8_t>(code);

@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "bare/utf8.hpp"
 #include "base/base64.hpp"
 #include "envoy/corked_stream.hpp"
 #include "envoy/transport.hpp"
@@ -353,6 +354,12 @@ class WebSocketTransport final : public Transport {
                 }
                 if (payload.size() >= 2) {
                     closed.close_code = static_cast<std::uint16_t>((payload[0] << 8) | payload[1]);
+                    if (!valid_close_code(closed.close_code) ||
+                        !bare::is_valid_utf8(payload.subspan(2))) {
+                        error_ = "close frame with a reserved code or a reason not in UTF-8";
+                        error_code_ = 1002;
+                        return false;
+                    }
                     closed.reason.assign(payload.begin() + 2, payload.end());
                 }
                 if (!close_sent_) {

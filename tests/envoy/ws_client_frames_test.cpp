@@ -344,14 +344,14 @@ TEST(WsClientFrames, TheTransportReadsFragmentsPingsTextAndTheCloseHandshake) {
     EXPECT_EQ(server_error, "");
 }
 
-TEST(WsClientFrames, AMaskedFrameFromTheServerFailsTheConnectionWithClose1002) {
+// The server writes `frame` raw; the transport must fail the connection with `why` in its reason
+// after a close 1002, read raw here: the transport drops the socket right after it, before a
+// Beast close handshake could finish.
+void expect_refused_server_frame(std::vector<std::uint8_t> frame, const std::string& why) {
     std::uint16_t server_saw = 0;
     const ClientRead read = read_from_beast_server(
         [&](websocket::stream<tcp::socket>& ws) -> asio::awaitable<void> {
-            const std::uint8_t masked[] = {0x82, 0x81, 1, 2, 3, 4, 0x55};
-            co_await asio::async_write(ws.next_layer(), asio::buffer(masked), asio::use_awaitable);
-            // The transport's close frame, read raw: the transport drops the socket right after
-            // it, before a Beast close handshake could finish.
+            co_await asio::async_write(ws.next_layer(), asio::buffer(frame), asio::use_awaitable);
             std::uint8_t head[8];
             auto [ec, n] = co_await asio::async_read(ws.next_layer(), asio::buffer(head),
                                                      asio::as_tuple(asio::use_awaitable));
@@ -359,15 +359,36 @@ TEST(WsClientFrames, AMaskedFrameFromTheServerFailsTheConnectionWithClose1002) {
                 ADD_FAILURE() << "server read: " << ec.message();
                 co_return;
             }
-            EXPECT_EQ(head[0], 0x88);        // FIN, close
+            EXPECT_EQ(head[0], 0x88);         // FIN, close
             EXPECT_EQ(head[1] & 0x80, 0x80);  // masked, as a client's frames are
             server_saw = static_cast<std::uint16_t>(((head[6] ^ head[2]) << 8) | (head[7] ^ head[3]));
         });
     ASSERT_TRUE(read.connected.ok());
     ASSERT_EQ(read.reads.size(), 1u);
     EXPECT_EQ(read.reads[0].kind, TransportRead::Kind::failed);
-    EXPECT_NE(read.reads[0].reason.find("masked frame"), std::string::npos) << read.reads[0].reason;
+    EXPECT_NE(read.reads[0].reason.find(why), std::string::npos) << read.reads[0].reason;
     EXPECT_EQ(server_saw, 1002);
+}
+
+TEST(WsClientFrames, AMaskedFrameFromTheServerFailsTheConnectionWithClose1002) {
+    expect_refused_server_frame({0x82, 0x81, 1, 2, 3, 4, 0x55}, "masked frame");
+}
+
+TEST(WsClientFrames, ACloseWithAReservedCodeOrANonUtf8ReasonFailsTheConnection) {
+    expect_refused_server_frame({0x88, 0x02, 0x03, 0xed}, "reserved code");        // 1005
+    expect_refused_server_frame({0x88, 0x03, 0x03, 0xe8, 0xff}, "not in UTF-8");  // 1000, 0xff
+}
+
+TEST(WsClientFrames, CloseCodesAndReasonsAsRfc6455AllowsThem) {
+    for (std::uint16_t code : {1000, 1001, 1003, 1007, 1011, 1013, 3000, 4999})
+        EXPECT_TRUE(valid_close_code(code)) << code;
+    for (std::uint16_t code : {0, 999, 1004, 1005, 1006, 1014, 1015, 2999, 5000})
+        EXPECT_FALSE(valid_close_code(code)) << code;
+    // A reason past 123 bytes is cut before the character that would not fit whole.
+    const std::string reason = std::string(122, 'x') + "\xc3\xa9";  // 122 + a 2-byte é
+    const Bytes payload = close_payload(1000, reason);
+    EXPECT_EQ(payload.size(), 2u + 122u);
+    EXPECT_TRUE(close_payload(0, "ignored").empty());
 }
 
 TEST(WsClientFrames, ARefusedUpgradeFailsTheConnectWithTheStatus) {
