@@ -161,8 +161,6 @@ class WebSocketTransport final : public Transport {
         if constexpr (Tls) {
             // Timeouts and liveness are the envoy's (on its rt::Clock), not Beast's.
             beast::get_lowest_layer(stream_).expires_never();
-        }
-        if constexpr (Tls) {
             Status handshake = co_await tls_handshake(target.host);
             if (!handshake.ok())
                 co_return handshake;
