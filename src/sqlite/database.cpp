@@ -132,61 +132,28 @@ Error Session::error(int rc) const {
     }
 }
 
-// Prepares `sql` as exactly one statement (or takes the one the connection kept for it, when
-// `keep`), lets `bind_all(stmt)` bind its parameters (an int SQLite code, or an Error), and steps
-// it to the end. A kept statement is reset and unbound after each use, so it holds no read
-// transaction or bound values between uses.
+// Prepares `sql` as exactly one statement, lets `bind_all(stmt)` bind its parameters (an int
+// SQLite code, or an Error), and steps it to the end.
 template <typename Bind>
-Result<QueryResult> Session::run_one(const std::string& sql, Bind&& bind_all, bool keep) {
+Result<QueryResult> Session::run_one(const std::string& sql, Bind&& bind_all) {
     sqlite3* db = raw(conn_);
-    StatementGuard guard;  // finalizes a statement that is not kept
-    auto* stmt = keep ? static_cast<sqlite3_stmt*>(conn_.kept_statement(sql)) : nullptr;
-    if (stmt == nullptr) {
-        const char* tail = nullptr;
-        int rc = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1),
-                                    &guard.stmt, &tail);
-        if (rc != SQLITE_OK)
-            return error(rc);
-        if (guard.stmt == nullptr)
-            return QueryResult{};
-        if (!only_whitespace(tail)) {
-            return Error("sqlite", "query_error",
-                         "a query takes one statement; use exec for several");
-        }
-        stmt = guard.stmt;
-        if (keep) {
-            conn_.keep_statement(sql, stmt);
-            guard.stmt = nullptr;
-        }
+    StatementGuard guard;
+    const char* tail = nullptr;
+    int rc =
+        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
+    if (rc != SQLITE_OK)
+        return error(rc);
+    if (guard.stmt == nullptr)
+        return QueryResult{};
+    if (!only_whitespace(tail)) {
+        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
     }
-    struct ResetKept {
-        sqlite3_stmt* stmt;
-        ~ResetKept() {
-            if (stmt != nullptr) {
-                sqlite3_reset(stmt);
-                sqlite3_clear_bindings(stmt);
-            }
-        }
-    } reset{keep ? stmt : nullptr};
-    if (std::optional<Error> bad = bind_all(stmt))
+    if (std::optional<Error> bad = bind_all(guard.stmt))
         return std::move(*bad);
-    return collect(stmt);
+    return collect(guard.stmt);
 }
 
 Result<QueryResult> Session::query(const std::string& sql, const std::vector<Value>& params) {
-    return query_positional(sql, params, false);
-}
-
-Result<RunResult> Session::run_kept(const std::string& sql, const std::vector<Value>& params) {
-    auto done = query_positional(sql, params, true);
-    if (!done.ok())
-        return std::move(done).error();
-    sqlite3* db = raw(conn_);
-    return RunResult{sqlite3_changes64(db), sqlite3_last_insert_rowid(db)};
-}
-
-Result<QueryResult> Session::query_positional(const std::string& sql,
-                                              const std::vector<Value>& params, bool keep) {
     return run_one(sql, [&](sqlite3_stmt* stmt) -> std::optional<Error> {
         const int expected = sqlite3_bind_parameter_count(stmt);
         if (expected != static_cast<int>(params.size())) {
@@ -199,7 +166,7 @@ Result<QueryResult> Session::query_positional(const std::string& sql,
                 return error(rc);
         }
         return std::nullopt;
-    }, keep);
+    });
 }
 
 Result<QueryResult> Session::query_named(const std::string& sql, const NamedValues& params) {
@@ -228,7 +195,7 @@ Result<QueryResult> Session::query_named(const std::string& sql, const NamedValu
                 return error(rc);
         }
         return std::nullopt;
-    }, false);
+    });
 }
 
 Result<QueryResult> Session::collect(void* raw_stmt) {

@@ -51,18 +51,13 @@ class Session {
     Result<QueryResult> query(const std::string& sql, const std::vector<Value>& params = {});
     Result<QueryResult> query_named(const std::string& sql, const NamedValues& params);
     Result<RunResult> run(const std::string& sql, const std::vector<Value>& params = {});
-    // run(), with the prepared statement kept on the connection for the next call with the same
-    // SQL (the internal tables' fixed statements: preparing one costs more than running it).
-    Result<RunResult> run_kept(const std::string& sql, const std::vector<Value>& params = {});
     // Any number of statements, no parameters, results discarded.
     Status exec(const std::string& sql);
 
   private:
     Error error(int rc) const;
-    Result<QueryResult> query_positional(const std::string& sql,
-                                         const std::vector<Value>& params, bool keep);
     template <typename Bind>
-    Result<QueryResult> run_one(const std::string& sql, Bind&& bind_all, bool keep);
+    Result<QueryResult> run_one(const std::string& sql, Bind&& bind_all);
     // Steps a prepared, bound statement to the end and collects its rows.
     Result<QueryResult> collect(void* stmt);
     Connection& conn_;

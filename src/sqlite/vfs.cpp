@@ -806,21 +806,7 @@ Result<std::unique_ptr<Connection>> Connection::reopen(std::string name,
     return conn;
 }
 
-void* Connection::kept_statement(const std::string& sql) const noexcept {
-    for (const auto& [text, statement] : kept_) {
-        if (text == sql)
-            return statement;
-    }
-    return nullptr;
-}
-
-void Connection::keep_statement(std::string sql, void* statement) {
-    kept_.emplace_back(std::move(sql), statement);
-}
-
 Connection::~Connection() {
-    for (auto& [sql, statement] : kept_)
-        sqlite3_finalize(static_cast<sqlite3_stmt*>(statement));
     if (db_ != nullptr) {
         sqlite3_close_v2(static_cast<sqlite3*>(db_));
         live_connections().fetch_sub(1, std::memory_order_relaxed);

@@ -94,14 +94,9 @@ class Connection {
     // shared with other databases counted in full).
     std::size_t cached_pages() const;
     std::size_t cached_bytes() const;
-    // Prepared statements kept for reuse (sqlite3_stmt*), by their SQL: the internal tables'
-    // fixed statements, run at every save. Finalized before the connection closes.
-    void* kept_statement(const std::string& sql) const noexcept;
-    void keep_statement(std::string sql, void* statement);
 
   private:
     Connection() = default;
-    std::vector<std::pair<std::string, void*>> kept_;
     void* db_ = nullptr;
     std::string name_;
     std::shared_ptr<PagedFileState> file_;

@@ -175,9 +175,8 @@ std::string text_of(BytesView bytes) {
     return std::string(bytes.begin(), bytes.end());
 }
 
-// The internal tables' statements are fixed: each is prepared once per open connection.
 Status run(Session& s, std::string_view sql, std::vector<Value> params = {}) {
-    auto done = s.run_kept(std::string(sql), params);
+    auto done = s.run(std::string(sql), params);
     if (!done.ok())
         return std::move(done).error();
     return Status{};

@@ -93,42 +93,6 @@ TEST(SqliteVfs, DataSurvivesReopeningFromTheStore) {
     expect_integrity(s);
 }
 
-// A kept statement is prepared once per connection and holds nothing between uses: each run binds
-// afresh, and a refused bind or a failed step leaves it reusable (it is reset after every run).
-TEST(SqliteVfs, AKeptStatementIsPreparedOnceAndHoldsNothingBetweenRuns) {
-    auto store = std::make_shared<MemoryPageStore>();
-    auto conn = open("vfs-kept", store);
-    ASSERT_TRUE(conn);
-    Session s(*conn);
-    ASSERT_TRUE(s.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)").ok());
-    const std::string upsert =
-        "INSERT INTO t (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v";
-    EXPECT_EQ(conn->kept_statement(upsert), nullptr);
-    ASSERT_TRUE(s.run_kept(upsert, {Value(std::string("a")), Value(std::int64_t{1})}).ok());
-    void* kept = conn->kept_statement(upsert);
-    ASSERT_NE(kept, nullptr);
-    ASSERT_TRUE(s.run_kept(upsert, {Value(std::string("b")), Value(std::int64_t{2})}).ok());
-    ASSERT_TRUE(s.run_kept(upsert, {Value(std::string("a")), Value(std::int64_t{3})}).ok());
-    EXPECT_EQ(conn->kept_statement(upsert), kept) << "prepared again";
-    // Wrong parameter count: refused, and the statement still works afterwards.
-    EXPECT_FALSE(s.run_kept(upsert, {Value(std::string("c"))}).ok());
-    ASSERT_TRUE(s.run_kept(upsert, {Value(std::string("c")), Value(std::int64_t{4})}).ok());
-    // A step that fails (NOT NULL): without a reset, the next bind would be refused (misuse).
-    EXPECT_FALSE(s.run_kept(upsert, {Value(std::string("d")), Value(std::monostate{})}).ok());
-    ASSERT_TRUE(s.run_kept(upsert, {Value(std::string("c")), Value(std::int64_t{4})}).ok());
-    auto rows = s.query("SELECT k, v FROM t ORDER BY k");
-    ASSERT_TRUE(rows.ok()) << rows.error().to_string();
-    ASSERT_EQ(rows->rows.size(), 3u);
-    EXPECT_EQ(std::get<std::int64_t>(rows->rows[0][1]), 3);
-    EXPECT_EQ(std::get<std::int64_t>(rows->rows[1][1]), 2);
-    EXPECT_EQ(std::get<std::int64_t>(rows->rows[2][1]), 4);
-    EXPECT_EQ(sqlite3_stmt_busy(static_cast<sqlite3_stmt*>(kept)), 0) << "left mid-step";
-    EXPECT_TRUE(conn->autocommit()) << "a kept statement left a transaction open";
-    ASSERT_TRUE(s.exec("BEGIN EXCLUSIVE; DELETE FROM t WHERE k = 'b'; COMMIT").ok());
-    EXPECT_EQ(count_rows(s, "t"), 2);
-    expect_integrity(s);
-}
-
 TEST(SqliteVfs, ColdScanReadsAheadInsteadOfOneRequestPerPage) {
     auto store = std::make_shared<MemoryPageStore>();
     {
