@@ -1,6 +1,6 @@
 #pragma once
 // CorkedStream<Next>: a stream layer that lets several messages leave in one socket write (the
-// WebSocket transport puts it under Beast's stream; tests/envoy/corked_stream_test.cpp).
+// WebSocket transport writes its frames into it; tests/envoy/corked_stream_test.cpp).
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/append.hpp>
@@ -10,8 +10,6 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/role.hpp>
-#include <boost/beast/websocket/teardown.hpp>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -20,18 +18,18 @@
 
 namespace rivetkit::envoy {
 
-// The layer under the WebSocket stream that lets the writer put several frames in one socket
-// write: one syscall (and, with TCP_NODELAY, one TCP segment) per frame would have the engine read
-// and wake once per frame under load. The envoy's transport frames its messages itself
-// (envoy/ws_client_frames.hpp) and puts them in the buffer with append(), which completes
-// nothing; the buffer goes out with the next write (Beast's own pongs and close frames), on
-// flush() — which the envoy's writer calls before it waits for anything, so nothing stays
-// buffered while the writer is idle — or when the transport sees it pass kCorkLimit.
+// The layer under the envoy's WebSocket framing that lets the writer put several frames in one
+// socket write: one syscall (and, with TCP_NODELAY, one TCP segment) per frame would have the
+// engine read and wake once per frame under load. The envoy's transport frames its messages
+// itself (envoy/ws_client_frames.hpp) and puts them in the buffer with append(), which completes
+// nothing; the buffer goes out on flush() — which the envoy's writer calls before it waits for
+// anything, so nothing stays buffered while the writer is idle — with the next write (the
+// upgrade request, through async_write_some), or when the transport sees it pass kCorkLimit.
 //
-// Writers that contend (the one Beast operation writing at a time — Beast serializes its own —
-// and flush()) take turns: one socket write is in flight at a time; a writer that comes while it
-// is waits behind it and its bytes go in the next write. The buffers live in a block the socket
-// write holds, so an abort that destroys the stream mid-write leaves nothing dangling.
+// Writers that contend (the envoy's writer and the reader flushing a pong or a close reply) take
+// turns: one socket write is in flight at a time; a writer that comes while it is waits behind it
+// and its bytes go in the next write. The buffers live in a block the socket write holds, so an
+// abort that destroys the stream mid-write leaves nothing dangling.
 template <class Next>
 class CorkedStream {
   public:
@@ -187,23 +185,5 @@ class CorkedStream {
     Next next_;
     std::shared_ptr<Shared> shared_;
 };
-
-template <class Next>
-void teardown(boost::beast::role_type role, CorkedStream<Next>& stream,
-              boost::system::error_code& ec) {
-    using boost::beast::websocket::teardown;
-    teardown(role, stream.next_layer(), ec);
-}
-
-// Beast writes its close reply and then tears down: what is still buffered or in flight (messages
-// appended before it, that reply) goes out first.
-template <class Next, class Handler>
-void async_teardown(boost::beast::role_type role, CorkedStream<Next>& stream, Handler&& handler) {
-    stream.async_flush([&stream, role, h = std::forward<Handler>(handler)](
-                           boost::system::error_code, std::size_t) mutable {
-        using boost::beast::websocket::async_teardown;
-        async_teardown(role, stream.next_layer(), std::move(h));
-    });
-}
 
 }  // namespace rivetkit::envoy

@@ -57,8 +57,6 @@ class RecordingStream {
             token);
     }
 
-    void record_teardown() { wire_->writes.push_back("<teardown>"); }
-
   private:
     asio::io_context* io_;
     Wire* wire_;
@@ -68,14 +66,6 @@ class RecordingStream {
 void poll(asio::io_context& io) {
     io.restart();
     io.poll();
-}
-
-// The stream's teardown (what Beast calls after its close reply): recorded as a write.
-template <class Handler>
-void async_teardown(boost::beast::role_type, RecordingStream& stream, Handler&& handler) {
-    stream.record_teardown();
-    asio::post(stream.get_executor(), asio::append(std::forward<Handler>(handler),
-                                                    boost::system::error_code{}));
 }
 
 void complete_next(asio::io_context& io, Wire& wire, boost::system::error_code ec = {}) {
@@ -230,21 +220,6 @@ TEST(CorkedStream, EveryWriterBehindAWriteInFlightGoesInTheNextWrite) {
 
 // Found in review (when Beast's writes could be buffered too): teardown closed the socket with
 // bytes still buffered. What the writer appended before Beast's close goes out first.
-TEST(CorkedStream, TeardownSendsWhatIsBufferedFirst) {
-    asio::io_context io;
-    Wire wire;
-    CorkedStream<RecordingStream> stream(io, wire);
-    put(stream, "close-reply");
-    poll(io);
-    ASSERT_TRUE(wire.writes.empty());
-    bool torn_down = false;
-    async_teardown(boost::beast::role_type::client, stream,
-                   [&](boost::system::error_code) { torn_down = true; });
-    poll(io);
-    EXPECT_TRUE(torn_down);
-    EXPECT_EQ(wire.writes, (std::vector<std::string>{"close-reply", "<teardown>"}));
-}
-
 TEST(CorkedStream, AFailedSocketWriteFailsTheWaiterAndEveryLaterWrite) {
     asio::io_context io;
     Wire wire;
