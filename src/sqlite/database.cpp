@@ -403,11 +403,103 @@ asio::awaitable<R> on_queue(JobQueue& jobs, F work) {
 
 }  // namespace
 
+// The connections of idle-closing databases, most recently used first (database.hpp).
+class ReusableConnections {
+  public:
+    static ReusableConnections& get() {
+        static auto* one = new ReusableConnections();  // never destroyed: databases may outlive
+        return *one;                                   // static destruction
+    }
+
+    std::size_t set_limit(std::size_t limit) {
+        std::size_t previous = 0;
+        std::vector<std::shared_ptr<Database>> over;
+        {
+            std::lock_guard lock(mutex_);
+            previous = limit_;
+            limit_ = std::max<std::size_t>(limit, 1);
+            while (count_ > limit_)
+                over.push_back(pop_oldest());
+        }
+        for (const auto& victim : over)
+            if (victim)
+                victim->close_if_idle();
+        return previous;
+    }
+
+    // `db` was just used with its connection open: to the front. Returns the database that fell
+    // past the limit, if any, to be closed by the caller outside the lock.
+    std::shared_ptr<Database> used(Database& db) {
+        std::lock_guard lock(mutex_);
+        if (db.lru_linked_) {
+            if (newest_ == &db)
+                return nullptr;
+            unlink(db);
+        }
+        db.lru_older_ = newest_;
+        db.lru_newer_ = nullptr;
+        if (newest_)
+            newest_->lru_newer_ = &db;
+        newest_ = &db;
+        if (!oldest_)
+            oldest_ = &db;
+        db.lru_linked_ = true;
+        ++count_;
+        if (count_ <= limit_)
+            return nullptr;
+        return pop_oldest();
+    }
+
+    void forget(Database& db) {
+        std::lock_guard lock(mutex_);
+        if (db.lru_linked_)
+            unlink(db);
+    }
+
+  private:
+    void unlink(Database& db) {
+        (db.lru_newer_ ? db.lru_newer_->lru_older_ : newest_) = db.lru_older_;
+        (db.lru_older_ ? db.lru_older_->lru_newer_ : oldest_) = db.lru_newer_;
+        db.lru_newer_ = db.lru_older_ = nullptr;
+        db.lru_linked_ = false;
+        --count_;
+    }
+
+    // Unlinks the least recently used; null when it is being destroyed (its destructor waits
+    // on the lock to unlink itself, and finds it done).
+    std::shared_ptr<Database> pop_oldest() {
+        Database& victim = *oldest_;
+        unlink(victim);
+        return victim.weak_from_this().lock();
+    }
+
+    std::mutex mutex_;
+    Database* newest_ = nullptr;
+    Database* oldest_ = nullptr;
+    std::size_t count_ = 0;
+    std::size_t limit_ = kDefaultReusableConnectionLimit;
+};
+
+std::size_t set_reusable_connection_limit(std::size_t limit) {
+    return ReusableConnections::get().set_limit(limit);
+}
+
+void Database::note_connection_use() {
+    auto& reusable = ReusableConnections::get();
+    if (!conn_ || closed_ || kept_open_.load(std::memory_order_relaxed)) {
+        reusable.forget(*this);
+        return;
+    }
+    if (auto victim = reusable.used(*this))
+        victim->close_if_idle();
+}
+
 Database::Database(std::shared_ptr<JobQueue> jobs, std::unique_ptr<Connection> conn,
                    std::string name)
     : jobs_(std::move(jobs)), conn_(std::move(conn)), name_(std::move(name)) {}
 
 Database::~Database() {
+    ReusableConnections::get().forget(*this);
     // Closing may roll back an open transaction, which may reach the page store: never on the
     // caller's (possibly io) thread.
     if (conn_)
@@ -441,6 +533,7 @@ Database::Task<T> Database::on_worker(F work) {
         // SQL on keeps its cache (it may be larger than the file's cache limit).
         if (!self->kept_open_.load(std::memory_order_relaxed))
             self->conn_->release_memory();
+        self->note_connection_use();
         return out;
     };
     auto op = on_queue<T>(*jobs_, std::move(job));
@@ -455,7 +548,9 @@ Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string nam
     auto conn = co_await std::move(op);
     if (!conn.ok())
         co_return std::move(conn).error();
-    co_return std::make_shared<Database>(std::move(jobs), std::move(*conn), name);
+    auto db = std::make_shared<Database>(std::move(jobs), std::move(*conn), name);
+    db->note_connection_use();
+    co_return db;
 }
 
 Database::Task<Result<QueryResult>> Database::query(std::string sql, std::vector<Value> params) {
@@ -509,6 +604,7 @@ void Database::close_if_idle() {
             self->idle_file_ = self->conn_->file();
             self->conn_.reset();
         }
+        self->note_connection_use();
     });
 }
 
@@ -517,6 +613,7 @@ Database::Task<void> Database::close() {
         self->closed_ = true;
         self->conn_.reset();
         self->idle_file_.reset();
+        self->note_connection_use();
         return true;
     });
     (void)co_await std::move(op);

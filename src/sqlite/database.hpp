@@ -74,6 +74,17 @@ class JobQueue;
 // stopped io_context never answers).
 bool wait_for_workers(std::chrono::milliseconds bound);
 
+// Connections of idle-closing databases (below) open after their last use are capped per process:
+// past the limit, the least recently used closes at once, as after its quiet seconds. A burst of
+// actor starts then holds at most this many connections (~22 KB each) open, not one per actor
+// started within two seconds, whose memory glibc would mostly keep once they close. Past the
+// limit, a database used again reopens (~0.1 ms, reading nothing from the page store).
+inline constexpr std::size_t kDefaultReusableConnectionLimit = 128;
+// Sets the limit (at least 1) and returns the previous one; for hosts and tests.
+std::size_t set_reusable_connection_limit(std::size_t limit);
+
+class ReusableConnections;
+
 class Database : public std::enable_shared_from_this<Database> {
   public:
     template <typename T>
@@ -117,8 +128,12 @@ class Database : public std::enable_shared_from_this<Database> {
     ~Database();
 
   private:
+    friend class ReusableConnections;
     template <typename T, typename F>
     Task<T> on_worker(F work);
+    // After a job (on the worker): the connection joins or moves to the front of the reusable
+    // ones, or leaves them once kept open or closed.
+    void note_connection_use();
 
     std::shared_ptr<JobQueue> jobs_;
     std::unique_ptr<Connection> conn_;  // null while idle-closed (or closed)
@@ -127,6 +142,10 @@ class Database : public std::enable_shared_from_this<Database> {
     bool closed_ = false;                       // in the job queue
     std::atomic<bool> kept_open_{false};
     std::atomic<std::uint64_t> opens_{1};
+    // Links among the reusable connections (ReusableConnections' lock guards them).
+    Database* lru_newer_ = nullptr;
+    Database* lru_older_ = nullptr;
+    bool lru_linked_ = false;
 };
 
 }  // namespace rivetkit::sqlite

@@ -728,3 +728,51 @@ TEST(SqliteDatabase, AnIdleClosedDatabaseReopensOnItsPagesWithoutReadingTheStore
     Session s(**conn);
     EXPECT_EQ(count_rows(s, "t"), 5);
 }
+
+// Past the process's limit of connections kept open for reuse, the least recently used closes,
+// and its next use opens it again; a database kept open is not counted and never closed so.
+TEST(SqliteDatabase, PastTheLimitTheLeastRecentlyUsedConnectionClosesAndReopensOnItsNextUse) {
+    auto settle = [] { EXPECT_TRUE(wait_for_workers(std::chrono::seconds(5))); };
+    const std::size_t previous = set_reusable_connection_limit(2);
+    run_io([&]() -> asio::awaitable<void> {
+        settle();
+        const std::size_t base = open_connections();
+        std::vector<std::shared_ptr<Database>> dbs;
+        for (const char* name : {"lru-a", "lru-b", "lru-c"}) {
+            auto opened = co_await Database::open(name, std::make_shared<MemoryPageStore>());
+            EXPECT_TRUE(opened.ok());
+            if (!opened.ok())
+                co_return;
+            dbs.push_back(*opened);
+            auto created = co_await dbs.back()->exec("CREATE TABLE t (v INTEGER)");
+            EXPECT_TRUE(created.ok());
+        }
+        settle();
+        EXPECT_EQ(open_connections(), base + 2) << "a, the oldest, still open past the limit";
+        auto use = [&](std::size_t i) -> asio::awaitable<void> {
+            auto rows = co_await dbs[i]->query("SELECT count(*) FROM t");
+            EXPECT_TRUE(rows.ok()) << rows.error().to_string();
+        };
+        co_await use(0);  // the oldest: opens again, and b closes
+        EXPECT_EQ(dbs[0]->opens(), 2u);
+        co_await use(2);
+        EXPECT_EQ(dbs[2]->opens(), 1u) << "closed while among the two most recently used";
+        co_await use(1);  // b opens again; a is now the oldest and closes
+        EXPECT_EQ(dbs[1]->opens(), 2u);
+        settle();
+        EXPECT_EQ(open_connections(), base + 2);
+
+        dbs[0]->keep_open();
+        co_await use(0);  // opens again, kept open from now on, out of the count
+        EXPECT_EQ(dbs[0]->opens(), 3u);
+        co_await use(2);
+        co_await use(1);
+        settle();
+        EXPECT_EQ(open_connections(), base + 3) << "a kept open, b and c within the limit";
+        co_await use(0);
+        EXPECT_EQ(dbs[0]->opens(), 3u) << "a kept-open database was closed past the limit";
+        for (auto& db : dbs)
+            co_await db->close();
+    });
+    set_reusable_connection_limit(previous);
+}
