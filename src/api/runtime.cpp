@@ -21,6 +21,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -376,6 +377,8 @@ class Loop {
         std::visit([this](auto& e) { serve(e); }, ev);
     }
 
+    boost::asio::any_io_executor executor() const { return ctx().executor(); }
+
   private:
     const core::ActorContext& ctx() const { return inst_->ctx(); }
 
@@ -583,25 +586,61 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
     co_return error_from_exception(failure);
 }
 
-// A started generation: the event loop and its stream, on the heap, so that what an idle actor
-// keeps suspended is run_generation's small frame and one wait.
-struct Generation {
-    Generation(DefinitionPtr def, InstancePtr instance, core::ActorEvents ev)
-        : loop(std::move(def), std::move(instance)), events(std::move(ev)) {}
-    Loop loop;
-    core::ActorEvents events;
+// A started generation, served by wakes instead of a coroutine: what an idle actor keeps is this
+// object, subscribed to its event stream. Once its run task handed off to it, the task's state
+// owns it, and it finishes that task at the end of the stream.
+class Generation final : public rt::detail::Waiter,
+                         public std::enable_shared_from_this<Generation> {
+  public:
+    Generation(DefinitionPtr def, InstancePtr instance, core::ActorEvents ev,
+               rt::Handoff<Status> handoff)
+        : loop_(std::move(def), std::move(instance)),
+          events_(std::move(ev)),
+          handoff_(std::move(handoff)) {}
+    ~Generation() override = default;
 
-    // Serves every queued event; false once core closed the stream.
-    bool serve_queued() {
-        while (auto ev = events.try_recv())
-            loop.handle(*ev);
-        return !events.ended();
+    // From the run task's body: the task's state owns this from now on, and it serves.
+    void take_over() {
+        handoff_.hand_off(shared_from_this());
+        serve();
     }
+
+    // Serves every queued event, then waits for the next; at the end of the stream (or when an
+    // event's handler threw, as the generation's coroutine would have) finishes the run task,
+    // which destroys this object once the caller lets go of it.
+    void serve() {
+        try {
+            while (auto ev = events_.try_recv())
+                loop_.handle(*ev);
+        } catch (...) {
+            handoff_.finish(rt::Joined<Status>::failed(std::current_exception()));
+            return;
+        }
+        if (events_.ended()) {
+            handoff_.finish(rt::Joined<Status>::ok(Status{}));
+            return;
+        }
+        events_.subscribe(*this);
+    }
+
+  private:
+    // From the stream's sender: serving runs user code, so it is posted, never run inline.
+    void wake() noexcept override {
+        boost::asio::post(loop_.executor(), [weak = weak_from_this()] {
+            if (auto self = weak.lock())
+                self->serve();
+        });
+    }
+
+    Loop loop_;
+    core::ActorEvents events_;
+    rt::Handoff<Status> handoff_;
 };
 
-// The start: the instance, prepare, startup_ready, the run handler.
-boost::asio::awaitable<Result<std::unique_ptr<Generation>>> start_generation(
-    DefinitionPtr def, std::unique_ptr<core::ActorStart> start_info) {
+// The start: the instance, prepare, startup_ready, the run handler; then the event loop takes
+// over from this coroutine, whose frames are gone while the actor idles.
+boost::asio::awaitable<Status> run_generation(DefinitionPtr def,
+                                              std::unique_ptr<core::ActorStart> start_info) {
     InstancePtr instance = def->make_instance();
     instance->bind(start_info->ctx);
     instance->database_disabled = def->options.database == false;
@@ -611,27 +650,15 @@ boost::asio::awaitable<Result<std::unique_ptr<Generation>>> start_generation(
     if (start_info->startup_ready)
         start_info->startup_ready->send(prepared);
     if (!prepared.ok())
-        co_return std::move(prepared).error();
+        co_return prepared;
     if (def->run)
         start(instance->ctx(), run_handler(def, instance));
-    co_return std::make_unique<Generation>(def, instance, std::move(start_info->events));
-}
-
-// Locals are kept small: a coroutine frame holds every local for its whole life, and this one
-// lives as long as the actor.
-boost::asio::awaitable<Status> run_generation(DefinitionPtr def,
-                                              std::unique_ptr<core::ActorStart> start_info) {
-    Result<std::unique_ptr<Generation>> started =
-        co_await start_generation(std::move(def), std::move(start_info));
-    if (!started.ok())
-        co_return std::move(started).error();
-    Generation* gen = started->get();
-    do {
-        while (!gen->events.ready()) {
-            boost::asio::awaitable<void> woken = gen->events.wait();
-            co_await std::move(woken);
-        }
-    } while (gen->serve_queued());
+    if (!start_info->handoff)
+        co_return errors::internal_error("the actor was started without its run handoff");
+    auto generation =
+        std::make_shared<Generation>(std::move(def), std::move(instance),
+                                     std::move(start_info->events), std::move(*start_info->handoff));
+    generation->take_over();
     co_return Status{};
 }
 

@@ -9,6 +9,12 @@
 // co_await in it throws too. A task aborted before it first runs never executes its body.
 // Dropping a JoinHandle detaches: the task keeps running. Single-threaded (see wait_list.hpp):
 // abort() and join() are called on the task's executor thread.
+//
+// spawn_handing_off: a task whose body may return before its work is done. The body hands its
+// completion to work it leaves behind (Handoff::hand_off), work that goes on without a coroutine,
+// driven by wakes; the handle completes when that work calls Handoff::finish. Such work is owned
+// by the task's state: abort() ends it at once, and dropping the JoinHandle destroys it (where a
+// plain task would run on detached).
 
 #include <exception>
 #include <memory>
@@ -85,10 +91,19 @@ struct TaskState {
     WaitList joiners;
     boost::asio::cancellation_signal abort_signal;
     boost::asio::any_io_executor executor;
+    // Set by Handoff::hand_off: the body's return does not complete the task, `work` does.
+    bool handed_off = false;
+    std::shared_ptr<void> work;
 
-    void finish(Joined<T> joined) {
+    void finish(Joined<T>&& joined) {
         result.emplace(std::move(joined));
         joiners.wake_all();
+    }
+    // Completes the task and destroys the work handed off, which may be the caller (then it
+    // touches none of its members after this returns).
+    void finish_work(Joined<T>&& joined) {
+        std::shared_ptr<void> doomed = std::move(work);
+        finish(std::move(joined));
     }
 };
 
@@ -114,7 +129,11 @@ boost::asio::awaitable<void> run_task(std::shared_ptr<TaskState<T>> st,
         joined.emplace(st->abort_requested ? Joined<T>::aborted()
                                            : Joined<T>::failed(std::current_exception()));
     }
-    st->finish(std::move(*joined));
+    if (st->result)
+        co_return;  // a handed-off task aborted meanwhile
+    if (st->handed_off && joined->is_ok())
+        co_return;  // its work finishes it
+    st->finish_work(std::move(*joined));
 }
 
 template <typename T>
@@ -137,10 +156,14 @@ public:
     bool valid() const noexcept { return st_ != nullptr; }
     bool is_finished() const noexcept { return st_->result.has_value(); }
 
-    // No-op once the task has finished.
+    // No-op once the task has finished. Work handed off ends at once, destroyed.
     void abort() {
         if (st_->result || st_->abort_requested) return;
         st_->abort_requested = true;
+        if (st_->handed_off) {
+            st_->finish_work(Joined<T>::aborted());
+            return;
+        }
         st_->abort_signal.emit(boost::asio::cancellation_type::terminal);
         // Called from outside the io loop, co_spawn's handler posts the actual emit, which reads
         // the signal. The task may end on its own before that runs; this post (behind it, same
@@ -156,22 +179,57 @@ public:
     detail::WaitList& waiters() noexcept { return st_->joiners; }
 
 private:
-    template <typename U>
-    friend JoinHandle<U> spawn(boost::asio::any_io_executor, boost::asio::awaitable<U>);
+    template <typename U, typename MakeBody>
+    friend JoinHandle<U> spawn_handing_off(boost::asio::any_io_executor, MakeBody);
     explicit JoinHandle(std::shared_ptr<detail::TaskState<T>> st) : st_(std::move(st)) {}
 
     std::shared_ptr<detail::TaskState<T>> st_;
 };
 
-// Starts `body` on `executor` (it first runs from a posted handler, never inline).
+// A task body's way to leave its completion to work that outlives it (spawn_handing_off).
 template <typename T>
-JoinHandle<T> spawn(boost::asio::any_io_executor executor, boost::asio::awaitable<T> body) {
+class Handoff {
+public:
+    // Before the body returns: its return then leaves the task pending, and `work` is kept by
+    // the task's state until finish() or abort().
+    void hand_off(std::shared_ptr<void> work) const {
+        if (auto st = st_.lock(); st && !st->result) {
+            st->handed_off = true;
+            st->work = std::move(work);
+        }
+    }
+    // Completes the task as the body's return would have, and destroys the work (which may be
+    // the caller: it touches none of its members after this returns). No-op once finished.
+    void finish(Joined<T> joined) const {
+        if (auto st = st_.lock(); st && !st->result)
+            st->finish_work(std::move(joined));
+    }
+
+private:
+    template <typename U, typename MakeBody>
+    friend JoinHandle<U> spawn_handing_off(boost::asio::any_io_executor, MakeBody);
+    explicit Handoff(std::weak_ptr<detail::TaskState<T>> st) : st_(std::move(st)) {}
+    // Weak: the state owns the work, which holds this.
+    std::weak_ptr<detail::TaskState<T>> st_;
+};
+
+// As spawn, with the body made by `make(Handoff<T>)` (called here, synchronously).
+template <typename T, typename MakeBody>
+JoinHandle<T> spawn_handing_off(boost::asio::any_io_executor executor, MakeBody make) {
     auto st = std::make_shared<detail::TaskState<T>>();
     st->executor = executor;
+    boost::asio::awaitable<T> body = make(Handoff<T>(st));
     auto slot = st->abort_signal.slot();
     boost::asio::co_spawn(executor, detail::run_task<T>(st, std::move(body)),
                           boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
     return JoinHandle<T>(std::move(st));
+}
+
+// Starts `body` on `executor` (it first runs from a posted handler, never inline).
+template <typename T>
+JoinHandle<T> spawn(boost::asio::any_io_executor executor, boost::asio::awaitable<T> body) {
+    return spawn_handing_off<T>(std::move(executor),
+                                [&body](const Handoff<T>&) { return std::move(body); });
 }
 
 }  // namespace rivetkit::rt

@@ -159,3 +159,87 @@ TEST(Spawn, AbortAfterFinishIsANoOp) {
     handle.abort();
     EXPECT_EQ(rt.block_on(handle.join()).value(), 2);
 }
+
+namespace {
+
+// Work a task leaves behind: counts its destruction; finishes the task when told to.
+struct LeftWork {
+    LeftWork(int& d, rt::Handoff<int> h) : destroyed(d), handoff(std::move(h)) {}
+    int& destroyed;
+    rt::Handoff<int> handoff;
+    ~LeftWork() { ++destroyed; }
+};
+
+asio::awaitable<int> hand_off_then_return(rt::Handoff<int> handoff, int& destroyed,
+                                          std::weak_ptr<LeftWork>& left, bool then_throw) {
+    co_await rt::yield_now();
+    auto work = std::make_shared<LeftWork>(destroyed, handoff);
+    left = work;
+    handoff.hand_off(std::move(work));
+    if (then_throw)
+        throw std::runtime_error("after the hand-off");
+    co_return 0;  // not the task's value: the work's finish is
+}
+
+}  // namespace
+
+TEST(Spawn, AHandedOffTaskCompletesWhenItsWorkFinishesNotWhenItsBodyReturns) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    std::weak_ptr<LeftWork> left;
+    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_then_return(std::move(handoff), destroyed, left, false);
+    });
+    rt.run_until_idle();
+    EXPECT_FALSE(handle.is_finished()) << "completed by its body's return";
+    auto work = left.lock();
+    ASSERT_TRUE(work);
+    EXPECT_EQ(destroyed, 0);
+    work->handoff.finish(rt::Joined<int>::ok(7));
+    work.reset();
+    EXPECT_EQ(destroyed, 1) << "the work outlived its finish";
+    auto joined = rt.block_on(handle.join());
+    ASSERT_TRUE(joined.is_ok());
+    EXPECT_EQ(joined.value(), 7);
+}
+
+TEST(Spawn, AbortingAHandedOffTaskDestroysItsWorkAtOnceAndDroppingItsHandleToo) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    std::weak_ptr<LeftWork> left;
+    auto settle = [&] { rt.run_until_idle(); };
+    {
+        auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+            return hand_off_then_return(std::move(handoff), destroyed, left, false);
+        });
+        settle();
+        ASSERT_FALSE(left.expired());
+        handle.abort();
+        EXPECT_TRUE(left.expired());
+        EXPECT_EQ(destroyed, 1);
+        auto joined = rt.block_on(handle.join());
+        EXPECT_TRUE(joined.is_aborted());
+    }
+    {
+        auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+            return hand_off_then_return(std::move(handoff), destroyed, left, false);
+        });
+        settle();
+        ASSERT_FALSE(left.expired());
+    }
+    EXPECT_TRUE(left.expired()) << "the work outlived its dropped handle";
+    EXPECT_EQ(destroyed, 2);
+}
+
+TEST(Spawn, ABodyThatThrowsAfterHandingOffFailsTheTaskAndDestroysItsWork) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    std::weak_ptr<LeftWork> left;
+    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_then_return(std::move(handoff), destroyed, left, true);
+    });
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_failed());
+    EXPECT_EQ(destroyed, 1);
+    EXPECT_TRUE(left.expired());
+}

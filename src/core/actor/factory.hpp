@@ -11,6 +11,7 @@
 #include "core/actor/config.hpp"
 #include "core/actor/context.hpp"
 #include "core/actor/messages.hpp"
+#include "runtime/spawn.hpp"
 
 namespace rivetkit::core {
 
@@ -25,6 +26,10 @@ struct ActorStart {
     ActorEvents events;
     // Manual-startup factories only: answer once the runtime's preamble ran; Start waits for it.
     std::optional<rt::OneshotSender<Status>> startup_ready;
+    // For a runtime that serves its events without a coroutine of its own once started: its
+    // entry may hand its completion to that work (rt::spawn_handing_off) and return; the run
+    // handle then completes when the work finishes (at the end of the event stream).
+    std::optional<rt::Handoff<Status>> handoff;
 };
 
 using ActorEntry = std::function<boost::asio::awaitable<Status>(ActorStart)>;

@@ -343,6 +343,8 @@ class ActorEvents {
     // Completes at the next send or close (maybe spuriously); call only while !ready(). `this`
     // must outlive the await.
     boost::asio::awaitable<void> wait() { return rt::detail::wait_on(rx_.waiters()); }
+    // The same readiness without a coroutine: `waiter` is woken (once) at the next send or close.
+    void subscribe(rt::detail::Waiter& waiter) { rx_.waiters().push(waiter); }
 
   private:
     void log_drained(const ActorEvent& event) const;

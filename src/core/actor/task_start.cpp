@@ -208,18 +208,20 @@ boost::asio::awaitable<Status> ActorTask::spawn_run_handler(bool is_new,
                      std::move(snapshot),
                      std::move(restored),
                      ActorEvents(ctx.actor_id(), std::move(*pending_events_rx_)),
-                     std::move(ready_tx)};
+                     std::move(ready_tx),
+                     std::nullopt};
     pending_events_rx_.reset();
     // The runtime's coroutine is the task itself, with no wrapper frame of ours around it (an
-    // awake actor keeps it for its whole life): an exception it throws ends the task failed, and
-    // handle_run_handle_outcome logs it.
-    boost::asio::awaitable<Status> entry;
-    try {
-        entry = factory->start(std::move(start));
-    } catch (...) {
-        entry = rethrow(std::current_exception());
-    }
-    run_handle = rt::spawn(ctx.executor(), std::move(entry));
+    // awake actor keeps it for its whole life, unless it hands its completion off): an exception
+    // it throws ends the task failed, and handle_run_handle_outcome logs it.
+    run_handle = rt::spawn_handing_off<Status>(ctx.executor(), [&](rt::Handoff<Status> handoff) {
+        start.handoff.emplace(std::move(handoff));
+        try {
+            return factory->start(std::move(start));
+        } catch (...) {
+            return rethrow(std::current_exception());
+        }
+    });
     if (!ready_rx)
         co_return Status{};
     auto answer = co_await ready_rx->recv();
