@@ -269,8 +269,9 @@ boost::asio::awaitable<Status> ActorContext::disconnect_conns(
         }
         self.remove_conn(conn.id());
         if (conn.is_hibernatable()) {
-            self.p_->pending_hibernation_updates.erase(conn.id());
-            self.p_->pending_hibernation_removals.insert(conn.id());
+            auto& book = self.p_->hibernation.edit();
+            book.updates.erase(conn.id());
+            book.removals.insert(conn.id());
         }
     }
     if (!failed.empty()) {
@@ -285,14 +286,15 @@ boost::asio::awaitable<Status> ActorContext::disconnect_conns(
 
 void ActorContext::request_hibernation_transport_save(std::string_view id) const {
     // Every handled message of a hibernatable connection comes here: no allocation once queued.
-    if (!p_->pending_hibernation_updates.contains(id))
-        p_->pending_hibernation_updates.emplace(id);
+    if (!p_->hibernation.view().updates.contains(id))
+        p_->hibernation.edit().updates.emplace(id);
     request_save({});
 }
 
 void ActorContext::request_hibernation_transport_removal(std::string id) const {
-    p_->pending_hibernation_updates.erase(id);
-    p_->pending_hibernation_removals.insert(std::move(id));
+    auto& book = p_->hibernation.edit();
+    book.updates.erase(id);
+    book.removals.insert(std::move(id));
     request_save({});
 }
 
@@ -305,7 +307,8 @@ void ActorContext::set_hibernated_connection_liveness_override(
         if (g.ok() && r.ok())
             live.emplace(g.value(), r.value());
     }
-    p_->liveness_override = std::move(live);
+    p_->liveness_override =
+        std::make_unique<std::set<std::pair<GatewayId, RequestId>>>(std::move(live));
 }
 
 Result<bool> ActorContext::hibernated_connection_is_live(

@@ -78,6 +78,59 @@ class PageStore;
 }  // namespace rivetkit::sqlite
 namespace rivetkit::core {
 
+// A group of an actor's bookkeeping that most actors never use, made on its first write: an awake
+// actor's context is smaller by each group it leaves empty. Reading a group never made reads an
+// empty one.
+template <typename T>
+class OnDemand {
+  public:
+    T& edit() {
+        if (!p_)
+            p_ = std::make_unique<T>();
+        return *p_;
+    }
+    const T& view() const {
+        static const T kEmpty{};
+        return p_ ? *p_ : kEmpty;
+    }
+    void reset() noexcept { p_.reset(); }
+
+  private:
+    std::unique_ptr<T> p_;
+};
+
+// Fired scheduled events on their way out of the schedule (schedule.cpp): dispatched, no outcome
+// yet (in flight); outcome final, so their effect is in the runtime's state (consumed); that
+// state serialized for a save (sealed: they leave the schedule in that save). All stay in the
+// persisted actor until then -- a write of it without the runtime's state (a cancel's) keeps
+// them -- and none is due again.
+struct ScheduleBook {
+    std::set<std::string, std::less<>> in_flight;
+    // Events scheduled since the last save: they are written with the state of the action that
+    // scheduled them (a save), never by a write of the persisted actor without that state (a
+    // cancel's).
+    std::set<std::string, std::less<>> unsaved;
+    std::vector<std::string> consumed;
+    std::vector<std::string> sealed;
+    bool leaving(std::string_view id) const {
+        auto is = [id](const std::string& e) { return e == id; };
+        return in_flight.contains(id) || std::any_of(consumed.begin(), consumed.end(), is) ||
+               std::any_of(sealed.begin(), sealed.end(), is);
+    }
+};
+
+// Hibernatable connections whose record the next save writes or deletes, by connection id.
+struct HibernationBook {
+    std::set<std::string, std::less<>> updates;
+    std::set<std::string> removals;
+};
+
+// The inspector's live subscribers (inspector.cpp).
+struct InspectorSubscribers {
+    std::vector<rt::Sender<Bytes>> overlay;
+    std::vector<rt::Sender<InspectorSignal>> signal;
+};
+
 struct ActorContextInner {
     // Identity and plumbing.
     std::string actor_id;
@@ -103,23 +156,7 @@ struct ActorContextInner {
 
     // State and saving (state.cpp).
     PersistedActor persisted;
-    // Fired scheduled events on their way out of the schedule (schedule.cpp): dispatched, no
-    // outcome yet (in flight); outcome final, so their effect is in the runtime's state
-    // (consumed); that state serialized for a save (sealed: they leave the schedule in that
-    // save). All stay in `persisted` until then — a write of it without the runtime's state (a
-    // cancel's) keeps them — and none is due again.
-    std::set<std::string, std::less<>> schedule_in_flight;
-    // Events scheduled since the last save: they are written with the state of the action that
-    // scheduled them (a save), never by a write of `persisted` without that state (a cancel's).
-    std::set<std::string, std::less<>> schedule_unsaved;
-    std::vector<std::string> schedule_consumed;
-    std::vector<std::string> schedule_sealed;
-    bool schedule_leaving(std::string_view id) const {
-        auto is = [id](const std::string& e) { return e == id; };
-        return schedule_in_flight.contains(id) ||
-               std::any_of(schedule_consumed.begin(), schedule_consumed.end(), is) ||
-               std::any_of(schedule_sealed.begin(), schedule_sealed.end(), is);
-    }
+    OnDemand<ScheduleBook> schedule;
     // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
     // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;
@@ -139,11 +176,10 @@ struct ActorContextInner {
     // (save_deadline), so storage that fails fast is not hammered by a loop.
     std::uint32_t save_failures_in_a_row = 0;
     rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
-    std::set<std::string, std::less<>> pending_hibernation_updates;  // by connection id
+    OnDemand<HibernationBook> hibernation;
     // The actor state of a save whose write failed, written by the next save (unless that one
     // carries a newer state).
     std::optional<Bytes> unsaved_actor_state;
-    std::set<std::string> pending_hibernation_removals;
     std::size_t in_flight_writes = 0;
     std::size_t tracked_persists = 0;
     bool persist_busy = false;
@@ -186,16 +222,15 @@ struct ActorContextInner {
 
     // Connections (connection.cpp), ordered by id.
     std::map<std::string, ConnHandle> conns;
-    std::optional<std::set<std::pair<GatewayId, RequestId>>> liveness_override;
+    std::unique_ptr<std::set<std::pair<GatewayId, RequestId>>> liveness_override;  // tests
 
     // Inspector (inspector.cpp).
     bool inspector_configured = false;
     std::size_t inspector_attached = 0;
-    std::vector<rt::Sender<Bytes>> overlay_subscribers;
-    std::vector<rt::Sender<InspectorSignal>> signal_subscribers;
+    OnDemand<InspectorSubscribers> inspector_subscribers;
 
     // Rate-limited warnings (diagnostics.cpp).
-    ActorWarningWindows warning_windows;
+    OnDemand<ActorWarningWindows> warning_windows;
 
     // Durable queue (queue.cpp) and this actor name's metrics (metrics.cpp), made on first use.
     std::shared_ptr<QueueState> queue;

@@ -44,7 +44,7 @@ void warn_limited(ActorContextInner& s, WarningKind kind, std::string_view messa
                   std::string_view operation) {
     const auto now = s.clock->now();
     const WarningDecision per_actor =
-        record_warning(s.warning_windows[static_cast<std::size_t>(kind)], now);
+        record_warning(s.warning_windows.edit()[static_cast<std::size_t>(kind)], now);
     const WarningDecision global = record_global_warning(kind, now);
     if (!per_actor.emit || !global.emit)
         return;

@@ -37,7 +37,7 @@ std::optional<rt::Receiver<Bytes>> ActorContext::subscribe_inspector() const {
     if (!p_->inspector_configured)
         return std::nullopt;
     auto [tx, rx] = rt::unbounded_channel<Bytes>();
-    p_->overlay_subscribers.push_back(std::move(tx));
+    p_->inspector_subscribers.edit().overlay.push_back(std::move(tx));
     return std::optional<rt::Receiver<Bytes>>(std::move(rx));
 }
 
@@ -45,7 +45,7 @@ void ActorContext::broadcast_inspector_overlay(const std::vector<StateDelta>& de
     if (p_->inspector_attached == 0 || deltas.empty())
         return;
     const Bytes payload = encode_state_deltas_cbor(deltas);
-    auto& subs = p_->overlay_subscribers;
+    auto& subs = p_->inspector_subscribers.edit().overlay;
     std::size_t lagged = 0;
     subs.erase(std::remove_if(subs.begin(), subs.end(),
                               [&](const rt::Sender<Bytes>& tx) {
@@ -65,14 +65,14 @@ void ActorContext::broadcast_inspector_overlay(const std::vector<StateDelta>& de
 
 rt::Receiver<InspectorSignal> ActorContext::subscribe_inspector_signals() const {
     auto [tx, rx] = rt::unbounded_channel<InspectorSignal>();
-    p_->signal_subscribers.push_back(std::move(tx));
+    p_->inspector_subscribers.edit().signal.push_back(std::move(tx));
     return std::move(rx);
 }
 
 void ActorContext::record_inspector_signal(InspectorSignal signal) const {
-    auto& subs = p_->signal_subscribers;
-    if (subs.empty())
-        return;
+    if (p_->inspector_subscribers.view().signal.empty())
+        return;  // every save records one: an actor nobody inspects makes no list for it
+    auto& subs = p_->inspector_subscribers.edit().signal;
     subs.erase(std::remove_if(subs.begin(), subs.end(),
                               [signal](const rt::Sender<InspectorSignal>& tx) {
                                   return !tx.send(signal);

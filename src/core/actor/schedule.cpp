@@ -153,7 +153,7 @@ Status ActorContext::at(std::int64_t timestamp_ms, std::string action, Bytes arg
     }
     PersistedScheduleEvent ev{random_uuid_v4(), timestamp_ms, std::move(action),
                               schedule_args_from(std::move(args))};
-    p_->schedule_unsaved.insert(ev.event_id);
+    p_->schedule.edit().unsaved.insert(ev.event_id);
     auto& events = p_->persisted.scheduled_events;
     events.insert(std::upper_bound(events.begin(), events.end(), ev, event_before), std::move(ev));
     p_->schedule_dirty_since_push = true;
@@ -175,13 +175,13 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
     std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
     if (events.size() == before)
         return false;
-    if (auto in_flight = p_->schedule_in_flight.find(event_id);
-        in_flight != p_->schedule_in_flight.end())
-        p_->schedule_in_flight.erase(in_flight);
-    std::erase(p_->schedule_consumed, event_id);
-    std::erase(p_->schedule_sealed, event_id);
-    if (auto unsaved = p_->schedule_unsaved.find(event_id); unsaved != p_->schedule_unsaved.end())
-        p_->schedule_unsaved.erase(unsaved);
+    auto& book = p_->schedule.edit();
+    if (auto in_flight = book.in_flight.find(event_id); in_flight != book.in_flight.end())
+        book.in_flight.erase(in_flight);
+    std::erase(book.consumed, event_id);
+    std::erase(book.sealed, event_id);
+    if (auto unsaved = book.unsaved.find(event_id); unsaved != book.unsaved.end())
+        book.unsaved.erase(unsaved);
     log::debug("scheduled actor event cancelled",
                {{"actor_id", p_->actor_id}, {"event_id", std::string(event_id)}});
     p_->schedule_dirty_since_push = true;
@@ -195,28 +195,30 @@ bool ActorContext::cancel_scheduled_event(std::string_view event_id) const {
 
 std::optional<PersistedScheduleEvent> ActorContext::next_event() const {
     for (const auto& e : p_->persisted.scheduled_events) {
-        if (!p_->schedule_leaving(e.event_id))
+        if (!p_->schedule.view().leaving(e.event_id))
             return e;
     }
     return std::nullopt;
 }
 
 void ActorContext::consume_scheduled_event(std::string_view event_id) const {
-    auto& s = *p_;
-    const auto id = s.schedule_in_flight.find(event_id);
-    if (id == s.schedule_in_flight.end())
+    if (!p_->schedule.view().in_flight.contains(event_id))
         return;
-    s.schedule_consumed.push_back(*id);
-    s.schedule_in_flight.erase(id);
+    auto& book = p_->schedule.edit();
+    const auto id = book.in_flight.find(event_id);
+    book.consumed.push_back(*id);
+    book.in_flight.erase(id);
     // Saved with the action's effect when it asked for a save, else within a save interval.
     request_save({});
 }
 
 void ActorContext::seal_consumed_schedule() const {
-    auto& s = *p_;
-    for (auto& id : s.schedule_consumed)
-        s.schedule_sealed.push_back(std::move(id));
-    s.schedule_consumed.clear();
+    if (p_->schedule.view().consumed.empty())
+        return;  // every save calls this: an actor that never scheduled makes no book for it
+    auto& book = p_->schedule.edit();
+    for (auto& id : book.consumed)
+        book.sealed.push_back(std::move(id));
+    book.consumed.clear();
 }
 
 namespace {
@@ -225,10 +227,10 @@ namespace {
 // the two loses it (at most once, as upstream's).
 void consume_after_reply(const ActorContext& ctx, std::string_view event_id) {
     auto& s = *ctx.inner();
-    const auto id = s.schedule_in_flight.find(event_id);
-    if (id == s.schedule_in_flight.end())
+    if (!s.schedule.view().in_flight.contains(event_id))
         return;
-    s.schedule_in_flight.erase(id);
+    auto& in_flight = s.schedule.edit().in_flight;
+    in_flight.erase(in_flight.find(event_id));
     auto& events = s.persisted.scheduled_events;
     const auto before = events.size();
     std::erase_if(events, [&](const PersistedScheduleEvent& e) { return e.event_id == event_id; });
@@ -250,9 +252,9 @@ boost::asio::awaitable<Status> ActorContext::drain_overdue_scheduled_events() co
         for (const auto& e : s.persisted.scheduled_events) {
             if (e.timestamp > now)
                 break;
-            if (s.schedule_leaving(e.event_id))
+            if (s.schedule.view().leaving(e.event_id))
                 continue;  // dispatched already, or ran and its removal waits for a save
-            s.schedule_in_flight.insert(e.event_id);
+            s.schedule.edit().in_flight.insert(e.event_id);
             due.push_back(e);
         }
         if (!due.empty())

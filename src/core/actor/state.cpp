@@ -102,10 +102,7 @@ Instant ActorContext::save_deadline(bool immediate) const {
 
 void ActorContext::load_persisted_actor(PersistedActor persisted) const {
     p_->persisted = std::move(persisted);
-    p_->schedule_in_flight.clear();
-    p_->schedule_consumed.clear();
-    p_->schedule_sealed.clear();
-    p_->schedule_unsaved.clear();
+    p_->schedule.reset();
     p_->dirty = false;
     p_->save_requested = false;
     p_->save_requested_immediate = false;
@@ -128,7 +125,8 @@ void ActorContext::set_input(std::optional<Bytes> input) const {
 
 void ActorContext::set_scheduled_events(std::vector<PersistedScheduleEvent> events) const {
     p_->persisted.scheduled_events = std::move(events);
-    p_->schedule_unsaved.clear();  // the whole schedule, written now
+    if (!p_->schedule.view().unsaved.empty())
+        p_->schedule.edit().unsaved.clear();  // the whole schedule, written now
     p_->mark_dirty();
     metrics_of(*this).state_mutation(StateMutationReason::ScheduledEventsUpdate);
     p_->schedule_dirty_since_push = true;
@@ -149,16 +147,17 @@ boost::asio::awaitable<Status> ActorContext::persist_if_dirty() const {
     // Without the runtime's state: events scheduled since the last save stay out (they go with
     // the state of the action that scheduled them), and the actor stays dirty for that save.
     Bytes encoded;
-    if (s.schedule_unsaved.empty()) {
+    const auto& unsaved = s.schedule.view().unsaved;
+    if (unsaved.empty()) {
         encoded = encode_persisted_actor(s.persisted);
     } else {
         PersistedActor without = s.persisted;
         std::erase_if(without.scheduled_events, [&](const PersistedScheduleEvent& e) {
-            return s.schedule_unsaved.contains(e.event_id);
+            return unsaved.contains(e.event_id);
         });
         encoded = encode_persisted_actor(without);
     }
-    const bool complete = s.schedule_unsaved.empty();
+    const bool complete = unsaved.empty();
     ++s.in_flight_writes;
     Bytes key = keys::to_bytes(keys::kPersistData);
     Status put = co_await s.kv.put(std::move(key), std::move(encoded));
@@ -264,8 +263,10 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
     for (const auto& [id, _] : explicit_updates)
         out.explicit_updates.insert(id);
     out.explicit_removals = explicit_removals;
-    out.taken_updates = std::exchange(s.pending_hibernation_updates, {});
-    out.taken_removals = std::exchange(s.pending_hibernation_removals, {});
+    if (!s.hibernation.view().updates.empty() || !s.hibernation.view().removals.empty()) {
+        out.taken_updates = std::exchange(s.hibernation.edit().updates, {});
+        out.taken_removals = std::exchange(s.hibernation.edit().removals, {});
+    }
     std::set<std::string> removals = out.taken_removals;
     removals.insert(explicit_removals.begin(), explicit_removals.end());
 
@@ -299,10 +300,14 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
 
 // After a failed write: what it carried is written by the next save.
 void restore_queues(ActorContextInner& s, PreparedSave& prepared) {
-    s.pending_hibernation_updates.merge(prepared.taken_updates);
-    s.pending_hibernation_updates.merge(prepared.explicit_updates);
-    s.pending_hibernation_removals.merge(prepared.taken_removals);
-    s.pending_hibernation_removals.merge(prepared.explicit_removals);
+    if (!prepared.taken_updates.empty() || !prepared.explicit_updates.empty() ||
+        !prepared.taken_removals.empty() || !prepared.explicit_removals.empty()) {
+        auto& book = s.hibernation.edit();
+        book.updates.merge(prepared.taken_updates);
+        book.updates.merge(prepared.explicit_updates);
+        book.removals.merge(prepared.taken_removals);
+        book.removals.merge(prepared.explicit_removals);
+    }
     if (prepared.actor_state && !s.unsaved_actor_state)
         s.unsaved_actor_state = std::move(prepared.actor_state);
 }
@@ -403,7 +408,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     // Fired scheduled events sealed with the state this save carries leave the schedule in this
     // write, together with what their actions changed. They stay sealed (so no alarm dispatches
     // them again) until the write is back.
-    const std::vector<std::string> consumed = s.schedule_sealed;
+    const std::vector<std::string> consumed = s.schedule.view().sealed;
     const bool write_persisted =
         prepared.actor_state.has_value() || s.dirty || !consumed.empty();
     if (!write_persisted && prepared.conn_puts.empty() && prepared.deletes.empty()) {
@@ -420,7 +425,7 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
     // Events scheduled so far go out with this save's state; later ones wait for the next.
     std::vector<std::string> inserted;
     if (write_persisted)
-        inserted.assign(s.schedule_unsaved.begin(), s.schedule_unsaved.end());
+        inserted.assign(s.schedule.view().unsaved.begin(), s.schedule.view().unsaved.end());
     if (write_persisted) {
         PersistedActor next = s.persisted;
         if (prepared.actor_state)
@@ -444,13 +449,14 @@ boost::asio::awaitable<Status> ActorContext::save_state_exclusive(std::vector<St
         self.record_inspector_signal(InspectorSignal::StateUpdated);
     }
     for (const auto& id : inserted) {
-        if (auto it = s.schedule_unsaved.find(id); it != s.schedule_unsaved.end())
-            s.schedule_unsaved.erase(it);
+        auto& unsaved = s.schedule.edit().unsaved;
+        if (auto it = unsaved.find(id); it != unsaved.end())
+            unsaved.erase(it);
     }
     if (write_persisted && s.state_revision == state_revision)
         s.dirty = false;
     if (!consumed.empty()) {
-        std::erase_if(s.schedule_sealed, [&](const std::string& id) {
+        std::erase_if(s.schedule.edit().sealed, [&](const std::string& id) {
             return std::find(consumed.begin(), consumed.end(), id) != consumed.end();
         });
         drop_consumed(s.persisted.scheduled_events);

@@ -164,16 +164,10 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
             case 3:
                 exit = on_sleep_grace_deadline();
                 break;
-            case 4: {
-                auto command = dispatch_inbox_.try_recv();
-                if (!command) {
-                    warn_closed(ctx.actor_id(), "dispatch_inbox",
-                                "actor task terminating because dispatch inbox closed");
+            case 4:
+                if (!dispatch_next())
                     co_return LiveExit::terminated();
-                }
-                dispatch_now(std::move(*command));
                 break;
-            }
             case 5: {
                 auto outcome = co_await wait_for_run_handle(&*run_handle);
                 exit = handle_run_handle_outcome(std::move(outcome));
@@ -205,6 +199,19 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
         if (lifecycle == LifecycleState::Terminated)
             co_return LiveExit::terminated();
     }
+}
+
+// Not inline in run_live: a command (~250 bytes) held there would be in its frame, which an
+// awake actor keeps for its whole life.
+bool ActorTask::dispatch_next() {
+    auto command = dispatch_inbox_.try_recv();
+    if (!command) {
+        warn_closed(ctx.actor_id(), "dispatch_inbox",
+                    "actor task terminating because dispatch inbox closed");
+        return false;
+    }
+    dispatch_now(std::move(*command));
+    return true;
 }
 
 void ActorTask::transition_to(LifecycleState next) {

@@ -155,6 +155,8 @@ class ActorTask {
     // Upstream's async shape (the spec tests await it); the loops call dispatch_now directly.
     Task<void> handle_dispatch(DispatchCommand command);
     void dispatch_now(DispatchCommand command);
+    // The next queued dispatch command, served; false once the inbox closed.
+    bool dispatch_next();
     Task<void> handle_event(LifecycleEvent event);
     // Registers a Stop reply, begins grace without draining dispatch, waits for grace to finish
     // (activity or deadline) and runs the guarded shutdown; returns what the Stop reply got.

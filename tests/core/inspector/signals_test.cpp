@@ -95,11 +95,11 @@ TEST(InspectorSignals, EverySubscriberGetsEachSignalAndGoneOnesArePruned) {
         auto b = f.ctx.subscribe_inspector_signals();
         f.ctx.record_inspector_signal(S::WorkflowHistoryUpdated);
         EXPECT_EQ(f.drain(b), std::vector<S>{S::WorkflowHistoryUpdated});
-        EXPECT_EQ(f.ctx.inner()->signal_subscribers.size(), 2u);
+        EXPECT_EQ(f.ctx.inner()->inspector_subscribers.view().signal.size(), 2u);
     }
     f.ctx.record_inspector_signal(S::QueueUpdated);
     EXPECT_EQ(f.drain(a), (std::vector<S>{S::WorkflowHistoryUpdated, S::QueueUpdated}));
-    EXPECT_EQ(f.ctx.inner()->signal_subscribers.size(), 1u);
+    EXPECT_EQ(f.ctx.inner()->inspector_subscribers.view().signal.size(), 1u);
 }
 
 }  // namespace
