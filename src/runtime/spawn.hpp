@@ -33,7 +33,6 @@
 
 #include "runtime/suspension.hpp"
 #include "runtime/wait_list.hpp"
-#include "runtime/yield.hpp"
 
 namespace rivetkit::rt {
 
@@ -107,34 +106,50 @@ struct TaskState {
     }
 };
 
+// co_spawn hands its handler a default-made value when the body threw: a body whose value has
+// no default goes through this frame, which gives it one.
 template <typename T>
-boost::asio::awaitable<void> run_task(std::shared_ptr<TaskState<T>> st,
-                                      boost::asio::awaitable<T> body) {
-    std::optional<Joined<T>> joined;
-    try {
-        // co_spawn from the io thread runs the new coroutine inline up to its first suspension;
-        // yielding first keeps spawn() from ever running the body inline, and gives an abort()
-        // issued right after spawn() the chance to stop the body before it starts.
-        co_await yield_now();
-        if (st->abort_requested) {
-            joined.emplace(Joined<T>::aborted());
-        } else if constexpr (std::is_void_v<T>) {
-            co_await std::move(body);
-            joined.emplace(Joined<T>::ok(std::monostate{}));
-        } else {
-            T value = co_await std::move(body);
-            joined.emplace(Joined<T>::ok(std::move(value)));
-        }
-    } catch (...) {
-        joined.emplace(st->abort_requested ? Joined<T>::aborted()
-                                           : Joined<T>::failed(std::current_exception()));
-    }
-    if (st->result)
-        co_return;  // a handed-off task aborted meanwhile
-    if (st->handed_off && joined->is_ok())
-        co_return;  // its work finishes it
-    st->finish_work(std::move(*joined));
+boost::asio::awaitable<std::optional<T>> with_default(boost::asio::awaitable<T> body) {
+    co_return co_await std::move(body);
 }
+
+// co_spawn's completion handler: how the body ended completes the task, unless it handed its
+// completion off (then its work finishes it) or was aborted after that. A handler, not a wrapper
+// coroutine around the body: an awake actor's task would keep that frame for its whole life.
+template <typename T>
+struct TaskDone {
+    std::shared_ptr<TaskState<T>> st;
+
+    void operator()(std::exception_ptr failure) const
+        requires std::is_void_v<T>
+    {
+        done(failure, [] { return Joined<T>::ok(std::monostate{}); });
+    }
+    template <typename V>
+    void operator()(std::exception_ptr failure, V&& value) const
+        requires(!std::is_void_v<T>)
+    {
+        done(failure, [&value] {
+            if constexpr (std::is_default_constructible_v<T>)
+                return Joined<T>::ok(std::forward<V>(value));
+            else
+                return Joined<T>::ok(std::move(*value));
+        });
+    }
+
+private:
+    template <typename Ok>
+    void done(std::exception_ptr failure, Ok ok) const {
+        if (st->result)
+            return;  // a handed-off task aborted meanwhile
+        if (failure) {
+            st->finish_work(st->abort_requested ? Joined<T>::aborted()
+                                                : Joined<T>::failed(failure));
+        } else if (!st->handed_off) {
+            st->finish_work(ok());
+        }
+    }
+};
 
 template <typename T>
 boost::asio::awaitable<Joined<T>> join_task(std::shared_ptr<TaskState<T>> st) {
@@ -219,9 +234,23 @@ JoinHandle<T> spawn_handing_off(boost::asio::any_io_executor executor, MakeBody 
     auto st = std::make_shared<detail::TaskState<T>>();
     st->executor = executor;
     boost::asio::awaitable<T> body = make(Handoff<T>(st));
-    auto slot = st->abort_signal.slot();
-    boost::asio::co_spawn(executor, detail::run_task<T>(st, std::move(body)),
-                          boost::asio::bind_cancellation_slot(slot, boost::asio::detached));
+    // co_spawn from the io thread runs the new coroutine inline up to its first suspension;
+    // starting it from a posted handler keeps spawn() from ever running the body inline, and
+    // lets an abort() issued right after spawn() stop the body before it starts.
+    boost::asio::post(executor, [st, body = std::move(body)]() mutable {
+        if (st->abort_requested) {
+            if (!st->result)
+                st->finish_work(Joined<T>::aborted());
+            return;
+        }
+        auto slot = st->abort_signal.slot();
+        auto done = boost::asio::bind_cancellation_slot(slot, detail::TaskDone<T>{st});
+        if constexpr (std::is_void_v<T> || std::is_default_constructible_v<T>)
+            boost::asio::co_spawn(st->executor, std::move(body), std::move(done));
+        else
+            boost::asio::co_spawn(st->executor, detail::with_default<T>(std::move(body)),
+                                  std::move(done));
+    });
     return JoinHandle<T>(std::move(st));
 }
 
