@@ -68,19 +68,28 @@ ActorTask::ActorTask(std::string actor_id, std::uint32_t generation,
       actor_id_(std::move(actor_id)),
       generation_(generation),
       lifecycle_inbox_(std::move(lifecycle_inbox)),
-      dispatch_inbox_(std::move(dispatch_inbox)),
-      start_input_(std::move(start_input)),
-      preloaded_persisted_actor_(std::move(preloaded_persisted_actor)) {
+      dispatch_inbox_(std::move(dispatch_inbox)) {
+    if (start_input)
+        start_inputs().input = std::move(start_input);
+    if (preloaded_persisted_actor)
+        start_inputs().persisted_actor = std::move(preloaded_persisted_actor);
     ctx.configure_inspector_runtime();
 }
 
+ActorTask::StartInputs& ActorTask::start_inputs() {
+    if (!start_inputs_)
+        start_inputs_ = std::make_unique<StartInputs>();
+    return *start_inputs_;
+}
+
 ActorTask& ActorTask::with_preloaded_persisted_actor(PreloadedPersistedActor preloaded) {
-    preloaded_persisted_actor_ = std::move(preloaded);
+    start_inputs().persisted_actor = std::move(preloaded);
     return *this;
 }
 
 ActorTask& ActorTask::with_preloaded_kv(std::optional<PreloadedKv> preloaded) {
-    preloaded_kv_ = std::move(preloaded);
+    if (preloaded || start_inputs_)
+        start_inputs().kv = std::move(preloaded);
     return *this;
 }
 
@@ -260,6 +269,8 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::serve_lifecycle(
             if (lifecycle == LifecycleState::Loading || lifecycle == LifecycleState::Started ||
                 lifecycle == LifecycleState::Terminated) {
                 result = co_await start_actor();
+                if (result.ok())
+                    start_inputs_.reset();  // a later start reads what this one persisted
             } else if (!grace) {
                 result = errors::actor_stopping();
             }

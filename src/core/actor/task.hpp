@@ -240,9 +240,18 @@ class ActorTask {
     std::uint32_t generation_;
     rt::Receiver<LifecycleCommand> lifecycle_inbox_;
     rt::Receiver<DispatchCommand> dispatch_inbox_;
-    std::optional<Bytes> start_input_;
-    std::optional<PreloadedPersistedActor> preloaded_persisted_actor_;
-    std::optional<PreloadedKv> preloaded_kv_;
+    // What only the start reads (the create input, the engine's preloaded records), on the heap
+    // and let go of once a start succeeded: an awake actor does not carry their empty slots.
+    struct StartInputs {
+        std::optional<Bytes> input;
+        std::optional<PreloadedPersistedActor> persisted_actor;
+        std::optional<PreloadedKv> kv;
+    };
+    StartInputs& start_inputs();
+    const PreloadedKv* preloaded_kv() const {
+        return start_inputs_ && start_inputs_->kv ? &*start_inputs_->kv : nullptr;
+    }
+    std::unique_ptr<StartInputs> start_inputs_;
     std::optional<rt::Receiver<ActorEvent>> pending_events_rx_;
     std::optional<Grace> grace_;
     std::optional<Instant> sleep_deadline_;

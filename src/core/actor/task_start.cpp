@@ -32,8 +32,8 @@ boost::asio::awaitable<Status> rethrow(std::exception_ptr failure) {
 
 boost::asio::awaitable<Result<std::optional<Bytes>>> ActorTask::preload_or_live(BytesView key) {
     Bytes owned(key.begin(), key.end());
-    if (preloaded_kv_) {
-        if (auto known = preloaded_kv_->key_entry(owned))
+    if (const PreloadedKv* preload = preloaded_kv()) {
+        if (auto known = preload->key_entry(owned))
             co_return std::move(*known);
     }
     co_return co_await ctx.kv().get(std::move(owned));
@@ -41,22 +41,22 @@ boost::asio::awaitable<Result<std::optional<Bytes>>> ActorTask::preload_or_live(
 
 boost::asio::awaitable<Result<ActorTask::StartupData>> ActorTask::load_persisted_startup() {
     using Kind = PreloadedPersistedActor::Kind;
-    const Kind kind =
-        preloaded_persisted_actor_ ? preloaded_persisted_actor_->kind : Kind::NoBundle;
+    const StartInputs& inputs = start_inputs();
+    const Kind kind = inputs.persisted_actor ? inputs.persisted_actor->kind : Kind::NoBundle;
     StartupData out;
     std::optional<Bytes> actor_bytes;
     std::optional<Bytes> alarm_bytes;
     if (kind == Kind::BundleExistsButEmpty) {
-        out.actor.input = start_input_;
+        out.actor.input = inputs.input;
         co_return out;
     }
     if (kind == Kind::Some) {
-        out.actor = preloaded_persisted_actor_->actor;
+        out.actor = inputs.persisted_actor->actor;
         auto alarm = co_await preload_or_live(keys::kLastPushedAlarm);
         if (!alarm.ok())
             co_return std::move(alarm).error();
         alarm_bytes = std::move(alarm).value();
-    } else if (preloaded_kv_) {
+    } else if (inputs.kv) {
         auto actor = co_await preload_or_live(keys::kPersistData);
         if (!actor.ok())
             co_return std::move(actor).error();
@@ -82,7 +82,7 @@ boost::asio::awaitable<Result<ActorTask::StartupData>> ActorTask::load_persisted
                 co_return key_error("[1]", decoded.error());
             out.actor = std::move(decoded).value();
         } else {
-            out.actor.input = start_input_;
+            out.actor.input = inputs.input;
         }
     }
     if (alarm_bytes) {
@@ -145,7 +145,7 @@ boost::asio::awaitable<Status> ActorTask::start_actor() {
     if (!token.ok())
         co_return fail("initialize inspector token", std::move(token).error());
 
-    const PreloadedKv* preload = preloaded_kv_ ? &*preloaded_kv_ : nullptr;
+    const PreloadedKv* preload = preloaded_kv();
     auto restored = co_await ctx.restore_hibernatable_connections(preload);
     if (!restored.ok())
         co_return fail("restore hibernatable connections", std::move(restored).error());
