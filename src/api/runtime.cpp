@@ -597,12 +597,13 @@ class Generation final : public rt::detail::Waiter,
         : loop_(std::move(def), std::move(instance)),
           events_(std::move(ev)),
           handoff_(std::move(handoff)) {}
-    ~Generation() override = default;
+    // Off the stream's wait list before the stream (a member) goes.
+    ~Generation() override { unlink(); }
 
     // From the run task's body: the task's state owns this from now on, and it serves.
     void take_over() {
-        handoff_.hand_off(shared_from_this());
-        serve();
+        if (handoff_.hand_off(shared_from_this()))
+            serve();
     }
 
     // Serves every queued event, then waits for the next; at the end of the stream (or when an

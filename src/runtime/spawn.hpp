@@ -8,7 +8,9 @@
 // with operation_aborted, the exception unwinds the frame (RAII guards run) and every later
 // co_await in it throws too. A task aborted before it first runs never executes its body.
 // Dropping a JoinHandle detaches: the task keeps running. Single-threaded (see wait_list.hpp):
-// abort() and join() are called on the task's executor thread.
+// abort() and join() are called on the task's executor thread, and a task does not abort its
+// own handle before its body first suspends (co_spawn would throw that cancellation out of the
+// io loop's run()).
 //
 // spawn_handing_off: a task whose body may return before its work is done. The body hands its
 // completion to work it leaves behind (Handoff::hand_off), work that goes on without a coroutine,
@@ -92,6 +94,9 @@ struct TaskState {
     boost::asio::any_io_executor executor;
     // Set by Handoff::hand_off: the body's return does not complete the task, `work` does.
     bool handed_off = false;
+    // From co_spawn until the completion handler: an abort of a handed-off task still cancels a
+    // body that has not returned yet.
+    bool body_running = false;
     std::shared_ptr<void> work;
 
     void finish(Joined<T>&& joined) {
@@ -140,6 +145,7 @@ struct TaskDone {
 private:
     template <typename Ok>
     void done(std::exception_ptr failure, Ok ok) const {
+        st->body_running = false;
         if (st->result)
             return;  // a handed-off task aborted meanwhile
         if (failure) {
@@ -175,15 +181,15 @@ public:
     void abort() {
         if (st_->result || st_->abort_requested) return;
         st_->abort_requested = true;
-        if (st_->handed_off) {
-            st_->finish_work(Joined<T>::aborted());
-            return;
+        if (!st_->handed_off || st_->body_running) {
+            st_->abort_signal.emit(boost::asio::cancellation_type::terminal);
+            // co_spawn's cancellation handler may defer the emit through a post that reads the
+            // signal; the task may end on its own before that runs, and this post, queued
+            // behind it, keeps the signal alive until then.
+            boost::asio::post(st_->executor, [st = st_] {});
         }
-        st_->abort_signal.emit(boost::asio::cancellation_type::terminal);
-        // Called from outside the io loop, co_spawn's handler posts the actual emit, which reads
-        // the signal. The task may end on its own before that runs; this post (behind it, same
-        // strand of a single-threaded loop) keeps the signal alive until then.
-        boost::asio::post(st_->executor, [st = st_] {});
+        if (st_->handed_off)
+            st_->finish_work(Joined<T>::aborted());
     }
 
     // How the task ended. Join once: the result is moved out.
@@ -206,12 +212,20 @@ template <typename T>
 class Handoff {
 public:
     // Before the body returns: its return then leaves the task pending, and `work` is kept by
-    // the task's state until finish() or abort().
-    void hand_off(std::shared_ptr<void> work) const {
-        if (auto st = st_.lock(); st && !st->result) {
-            st->handed_off = true;
-            st->work = std::move(work);
+    // the task's state until finish() or abort(). False (and the work not kept) when the task
+    // is over or an abort came first: then the task ends aborted, as the next wait of a body
+    // that kept the work itself would have.
+    [[nodiscard]] bool hand_off(std::shared_ptr<void> work) const {
+        auto st = st_.lock();
+        if (!st || st->result)
+            return false;
+        if (st->abort_requested) {
+            st->finish_work(Joined<T>::aborted());
+            return false;
         }
+        st->handed_off = true;
+        st->work = std::move(work);
+        return true;
     }
     // Completes the task as the body's return would have, and destroys the work (which may be
     // the caller: it touches none of its members after this returns). No-op once finished.
@@ -245,6 +259,7 @@ JoinHandle<T> spawn_handing_off(boost::asio::any_io_executor executor, MakeBody 
         }
         auto slot = st->abort_signal.slot();
         auto done = boost::asio::bind_cancellation_slot(slot, detail::TaskDone<T>{st});
+        st->body_running = true;
         if constexpr (std::is_void_v<T> || std::is_default_constructible_v<T>)
             boost::asio::co_spawn(st->executor, std::move(body), std::move(done));
         else

@@ -175,10 +175,18 @@ asio::awaitable<int> hand_off_then_return(rt::Handoff<int> handoff, int& destroy
     co_await rt::yield_now();
     auto work = std::make_shared<LeftWork>(destroyed, handoff);
     left = work;
-    handoff.hand_off(std::move(work));
+    EXPECT_TRUE(handoff.hand_off(std::move(work)));
     if (then_throw)
         throw std::runtime_error("after the hand-off");
     co_return 0;  // not the task's value: the work's finish is
+}
+
+// A task whose body leaves a LeftWork behind (`left` sees it) and then returns or throws.
+rt::JoinHandle<int> spawn_leaving_work(rt::TestRuntime& rt, int& destroyed,
+                                       std::weak_ptr<LeftWork>& left, bool then_throw = false) {
+    return rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_then_return(std::move(handoff), destroyed, left, then_throw);
+    });
 }
 
 }  // namespace
@@ -187,9 +195,7 @@ TEST(Spawn, AHandedOffTaskCompletesWhenItsWorkFinishesNotWhenItsBodyReturns) {
     rt::TestRuntime rt;
     int destroyed = 0;
     std::weak_ptr<LeftWork> left;
-    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
-        return hand_off_then_return(std::move(handoff), destroyed, left, false);
-    });
+    auto handle = spawn_leaving_work(rt, destroyed, left);
     rt.run_until_idle();
     EXPECT_FALSE(handle.is_finished()) << "completed by its body's return";
     auto work = left.lock();
@@ -209,9 +215,7 @@ TEST(Spawn, AbortingAHandedOffTaskDestroysItsWorkAtOnceAndDroppingItsHandleToo) 
     std::weak_ptr<LeftWork> left;
     auto settle = [&] { rt.run_until_idle(); };
     {
-        auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
-            return hand_off_then_return(std::move(handoff), destroyed, left, false);
-        });
+        auto handle = spawn_leaving_work(rt, destroyed, left);
         settle();
         ASSERT_FALSE(left.expired());
         handle.abort();
@@ -221,9 +225,7 @@ TEST(Spawn, AbortingAHandedOffTaskDestroysItsWorkAtOnceAndDroppingItsHandleToo) 
         EXPECT_TRUE(joined.is_aborted());
     }
     {
-        auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
-            return hand_off_then_return(std::move(handoff), destroyed, left, false);
-        });
+        auto handle = spawn_leaving_work(rt, destroyed, left);
         settle();
         ASSERT_FALSE(left.expired());
     }
@@ -235,11 +237,65 @@ TEST(Spawn, ABodyThatThrowsAfterHandingOffFailsTheTaskAndDestroysItsWork) {
     rt::TestRuntime rt;
     int destroyed = 0;
     std::weak_ptr<LeftWork> left;
-    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
-        return hand_off_then_return(std::move(handoff), destroyed, left, true);
-    });
+    auto handle = spawn_leaving_work(rt, destroyed, left, true);
     auto joined = rt.block_on(handle.join());
     EXPECT_TRUE(joined.is_failed());
     EXPECT_EQ(destroyed, 1);
     EXPECT_TRUE(left.expired());
+}
+
+namespace {
+
+// Swallows the abort of its first wait, then tries to hand off (and records whether it could).
+asio::awaitable<int> hand_off_after_swallowed_abort(rt::Handoff<int> handoff, rt::Clock& clock,
+                                                    int& destroyed, int& handed) {
+    try {
+        co_await clock.sleep_for(1h);
+    } catch (const boost::system::system_error&) {
+    }
+    handed = handoff.hand_off(std::make_shared<LeftWork>(destroyed, handoff)) ? 1 : 0;
+    co_return 0;
+}
+
+// Hands off, then goes on waiting (a body that has not returned yet).
+asio::awaitable<int> hand_off_then_wait(rt::Handoff<int> handoff, rt::Clock& clock,
+                                        int& destroyed, int& body_dropped) {
+    Guard guard{body_dropped};
+    EXPECT_TRUE(handoff.hand_off(std::make_shared<LeftWork>(destroyed, handoff)));
+    co_await clock.sleep_for(1h);
+    co_return 0;
+}
+
+}  // namespace
+
+TEST(Spawn, AnAbortBeforeTheHandOffEndsTheTaskAbortedAndKeepsNoWork) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    int handed = -1;
+    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_after_swallowed_abort(std::move(handoff), rt.clock(), destroyed, handed);
+    });
+    rt.run_until_idle();
+    handle.abort();
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_aborted());
+    EXPECT_EQ(handed, 0) << "handed off after an abort";
+    EXPECT_EQ(destroyed, 1);
+}
+
+TEST(Spawn, AbortingAHandedOffTaskStillCancelsItsRunningBody) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    int body_dropped = 0;
+    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_then_wait(std::move(handoff), rt.clock(), destroyed, body_dropped);
+    });
+    rt.run_until_idle();
+    EXPECT_EQ(body_dropped, 0);
+    handle.abort();
+    EXPECT_EQ(destroyed, 1) << "the work outlived the abort";
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_aborted());
+    rt.run_until_idle();
+    EXPECT_EQ(body_dropped, 1) << "the body went on after the abort";
 }
