@@ -485,9 +485,13 @@ std::size_t set_reusable_connection_limit(std::size_t limit) {
 }
 
 void Database::note_connection_use() {
+    if (left_reusable_for_good_)
+        return;  // kept open or closed: every later job of its SQL would take the lock for nothing
     auto& reusable = ReusableConnections::get();
-    if (!conn_ || closed_ || kept_open_.load(std::memory_order_relaxed)) {
+    const bool kept = kept_open_.load(std::memory_order_relaxed);
+    if (!conn_ || closed_ || kept) {
         reusable.forget(*this);
+        left_reusable_for_good_ = kept || closed_;
         return;
     }
     if (auto victim = reusable.used(*this))

@@ -146,6 +146,9 @@ class Database : public std::enable_shared_from_this<Database> {
     Database* lru_newer_ = nullptr;
     Database* lru_older_ = nullptr;
     bool lru_linked_ = false;
+    // Kept open or closed, both for good: out of the reusable ones from then on. Only this
+    // database's jobs (and its open, before any) touch it.
+    bool left_reusable_for_good_ = false;
 };
 
 }  // namespace rivetkit::sqlite

@@ -41,7 +41,8 @@ boost::asio::awaitable<Result<std::optional<Bytes>>> ActorTask::preload_or_live(
 
 boost::asio::awaitable<Result<ActorTask::StartupData>> ActorTask::load_persisted_startup() {
     using Kind = PreloadedPersistedActor::Kind;
-    const StartInputs& inputs = start_inputs();
+    static const StartInputs kNone;  // a later start: nothing preloaded, the input persisted
+    const StartInputs& inputs = start_inputs_ ? *start_inputs_ : kNone;
     const Kind kind = inputs.persisted_actor ? inputs.persisted_actor->kind : Kind::NoBundle;
     StartupData out;
     std::optional<Bytes> actor_bytes;
