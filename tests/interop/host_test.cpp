@@ -7,7 +7,10 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,8 +44,18 @@ bool wait_any_envoy(EngineHarness& engine) {
     return false;
 }
 
-std::unique_ptr<ChildProcess> start_host(EngineHarness& engine) {
-    auto child = ChildProcess::spawn({RIVETKIT_HOST_BIN},
+// The number logged as `key=N` (logfmt), first occurrence.
+std::optional<long> logged_number(const std::string& log, const std::string& key) {
+    const auto at = log.find(" " + key + "=");
+    if (at == std::string::npos)
+        return std::nullopt;
+    return std::strtol(log.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
+std::unique_ptr<ChildProcess> start_host(EngineHarness& engine,
+                                         std::vector<std::string> options = {}) {
+    options.insert(options.begin(), RIVETKIT_HOST_BIN);
+    auto child = ChildProcess::spawn(options,
                                      {{"RIVET_ENDPOINT", engine.endpoint()}, {"RIVET_POOL", "default"}});
     EXPECT_TRUE(child.ok());
     if (!child.ok())
@@ -63,6 +76,8 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
               std::string::npos)
         << host->out();
     ASSERT_TRUE(wait_any_envoy(**engine));
+    EXPECT_EQ(logged_number(host->err(), "sqlite_connections"), std::optional<long>(128))
+        << host->err();
     for (int expected : {1, 2}) {
         auto r = http_request((*engine)->guard_port(), "POST", kTarget, R"({"args":[1]})",
                               {{"content-type", "application/json"}});
@@ -84,9 +99,12 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
     EXPECT_EQ(count_of(host->err(), "msg=\"actor stopped\""), 1u) << host->err();
     EXPECT_EQ(count_of(host->err(), "lifecycle transition"), 0u) << host->err();
 
-    // The drained actor's state is read back by the next host process.
-    auto again = start_host(**engine);
+    // The drained actor's state is read back by the next host process (this one keeping at most
+    // one SQLite connection open between uses).
+    auto again = start_host(**engine, {"--sqlite-connections", "1"});
     ASSERT_TRUE(again);
+    EXPECT_EQ(logged_number(again->err(), "sqlite_connections"), std::optional<long>(1))
+        << again->err();
     auto count = http_request((*engine)->guard_port(), "POST",
                               gateway_target("counter", "host-test", "/action/getCount"),
                               R"({"args":[]})", {{"content-type", "application/json"}});
@@ -104,7 +122,8 @@ TEST(HostExecutable, HelpListsEveryOptionAndItsVariable) {
     const std::string text = (*help)->out();
     for (const char* needle :
          {"--endpoint", "RIVET_ENDPOINT", "--token", "RIVET_TOKEN", "--namespace",
-          "RIVET_NAMESPACE", "--pool", "RIVET_POOL", "--threads", "RIVET_THREADS", "--engine-bin",
+          "RIVET_NAMESPACE", "--pool", "RIVET_POOL", "--threads", "RIVET_THREADS",
+          "--sqlite-connections", "RIVET_SQLITE_CONNECTIONS", "--engine-bin",
           "RIVET_ENGINE_BIN", "--log-level", "RIVET_LOG_LEVEL", "--log-format", "RIVET_LOG_FORMAT",
           "--version", "counter, chatRoom, reminder, rateLimiter, ledger"}) {
         EXPECT_NE(text.find(needle), std::string::npos) << needle << " missing from:\n" << text;
@@ -113,6 +132,11 @@ TEST(HostExecutable, HelpListsEveryOptionAndItsVariable) {
     ASSERT_TRUE(bad.ok());
     EXPECT_EQ((*bad)->wait(30s), std::optional<int>(2));
     EXPECT_NE((*bad)->err().find("--threads needs a number"), std::string::npos) << (*bad)->err();
+    auto negative = ChildProcess::spawn({RIVETKIT_HOST_BIN, "--sqlite-connections", "-3"}, {});
+    ASSERT_TRUE(negative.ok());
+    EXPECT_EQ((*negative)->wait(30s), std::optional<int>(2));
+    EXPECT_NE((*negative)->err().find("--sqlite-connections needs a number"), std::string::npos)
+        << (*negative)->err();
 }
 
 // The official client's hibernatable connection outlives the host process it was opened on:
