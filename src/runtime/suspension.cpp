@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -90,9 +91,10 @@ public:
 
     // Queues the resumption; it runs from a posted handler, never inside this call. Only after
     // add(), which gave this service its executor.
-    void schedule(Suspension::Handler handler, boost::system::error_code ec) {
+    void schedule(Suspension::Handler handler, boost::system::error_code ec,
+                  asio::cancellation_state cancellation) {
         if (shut_down_) return;  // the handler dies here, as asio's own ops do after shutdown
-        ready_.push_back(Ready{std::move(handler), ec});
+        ready_.push_back(Ready{std::move(handler), ec, std::move(cancellation)});
         if (draining_ || drain_posted_) return;
         drain_posted_ = true;
         asio::post(*executor_, [this, executor = *executor_] { drain(executor); });
@@ -102,6 +104,7 @@ private:
     struct Ready {
         Suspension::Handler handler;
         boost::system::error_code ec;
+        asio::cancellation_state cancellation;  // the waiting coroutine's
     };
 
     void drain(const asio::any_io_executor& executor) {
@@ -122,6 +125,9 @@ private:
         } finish{*this, executor};
         for (std::size_t n = 0; n < kDrainBatch && !ready_.empty(); ++n) {
             Ready next = ready_.pop_front();
+            // Cancelled after its wake, before it runs: the wait fails (Suspension's header).
+            if (!next.ec && next.cancellation.cancelled() != asio::cancellation_type::none)
+                next.ec = asio::error::operation_aborted;
             // To the handler's own executor: inline here when that is this context's thread.
             asio::dispatch(asio::append(std::move(next.handler), next.ec));
         }
@@ -168,9 +174,15 @@ void Suspension::wake() noexcept {
     complete({});
 }
 
-void Suspension::start(Handler handler, const asio::any_io_executor& executor) {
+void Suspension::start(Handler handler, const asio::any_io_executor& executor,
+                       asio::cancellation_state state) {
     handler_.emplace(std::move(handler));
+    cancellation_ = std::move(state);
     PendingWaits::of(executor).add(*this, executor);
+    if (woken_) {  // woken before it waited: resumes from the run queue at once
+        complete({});
+        return;
+    }
     auto slot = asio::get_associated_cancellation_slot(*handler_);
     if (slot.is_connected()) {
         slot.assign([this](asio::cancellation_type) { complete(asio::error::operation_aborted); });
@@ -185,7 +197,7 @@ void Suspension::complete(boost::system::error_code ec) noexcept {
     service->remove(*this);
     Handler handler(std::move(*handler_));
     handler_.reset();
-    service->schedule(std::move(handler), ec);
+    service->schedule(std::move(handler), ec, std::exchange(cancellation_, {}));
 }
 
 void Suspension::abandon() noexcept {
@@ -194,28 +206,44 @@ void Suspension::abandon() noexcept {
     handler_.reset();
 }
 
-asio::awaitable<void> Suspension::wait() {
-    if (!woken_) {
-        auto initiate = [this](auto handler) {
-            // The coroutine's own executor (its handler's), before the handler is type-erased.
-            const asio::any_io_executor executor = asio::get_associated_executor(handler);
-            start(Handler(std::move(handler)), executor);
-        };
-        co_await asio::async_initiate<const asio::use_awaitable_t<>&,
-                                      void(boost::system::error_code)>(initiate,
-                                                                       asio::use_awaitable);
-    }
-    asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-    if (state.cancelled() != asio::cancellation_type::none) {
-        throw boost::system::system_error(asio::error::operation_aborted, "rt wait");
-    }
+template <typename AwaitableHandler>
+void Suspension::begin(AwaitableHandler handler) {
+    // use_awaitable's handler is its coroutine's thread: it knows the coroutine's cancellation
+    // state (an asio detail member; a Boost without it fails to compile here, not at run time).
+    static_assert(requires { handler.get_cancellation_state(); },
+                  "rt::Suspension reads the waiting coroutine's cancellation state");
+    asio::cancellation_state state = handler.get_cancellation_state();
+    // The coroutine's own executor (its handler's), before the handler is type-erased.
+    const asio::any_io_executor executor = asio::get_associated_executor(handler);
+    start(Handler(std::move(handler)), executor, std::move(state));
 }
 
-asio::awaitable<void> wait_on(WaitList& list) {
+asio::awaitable<void> Suspension::wait() {
+    return asio::async_initiate<const asio::use_awaitable_t<>&, void(boost::system::error_code)>(
+        [this](auto handler) { begin(std::move(handler)); }, asio::use_awaitable);
+}
+
+// wait_on's operation. asio keeps the initiation in its operation's frame until the waiter has
+// resumed, so the node and the suspension live there; it is moved only before it starts.
+struct ListWait {
+    WaitList* list;
     Suspension suspension;
-    WaitNode node(suspension);
-    list.push(node);
-    co_await suspension.wait();
+    WaitNode node{suspension};
+
+    explicit ListWait(WaitList& l) noexcept : list(&l) {}
+    ListWait(ListWait&& other) noexcept : list(other.list) {}
+    ListWait& operator=(ListWait&&) = delete;
+
+    template <typename AwaitableHandler>
+    void operator()(AwaitableHandler handler) {
+        list->push(node);
+        suspension.begin(std::move(handler));
+    }
+};
+
+asio::awaitable<void> wait_on(WaitList& list) {
+    return asio::async_initiate<const asio::use_awaitable_t<>&, void(boost::system::error_code)>(
+        ListWait(list), asio::use_awaitable);
 }
 
 }  // namespace rivetkit::rt::detail
