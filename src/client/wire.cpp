@@ -6,6 +6,7 @@
 
 #include "bare/codec.hpp"
 #include "base/cbor.hpp"
+#include "base/cbor_builder.hpp"
 #include "core/registry/encoding.hpp"
 #include "proto/client_v4.hpp"
 
@@ -43,40 +44,6 @@ Json normalize_args(const Json& args) {
         return Json::array();
     return Json::array({args});
 }
-
-// Just enough CBOR writing for the envelopes; values are embedded as already encoded CBOR.
-class CborOut {
-  public:
-    void head(std::uint8_t major, std::uint64_t v) { write_cbor_head(major, v, out_); }
-    void text(std::string_view s) {
-        head(3, s.size());
-        out_.insert(out_.end(), s.begin(), s.end());
-    }
-    // Ids as 8-byte uints: the official client's decoder yields a bigint only for that width.
-    void u64_fixed(std::uint64_t v) {
-        out_.push_back(0x1b);
-        be(v, 8);
-    }
-    void boolean(bool b) { out_.push_back(b ? 0xf5 : 0xf4); }
-    void raw(BytesView b) { out_.insert(out_.end(), b.begin(), b.end()); }
-    void envelope(std::string_view tag, std::size_t fields) {
-        head(5, 1);
-        text("body");
-        head(5, 2);
-        text("tag");
-        text(tag);
-        text("val");
-        head(5, fields);
-    }
-    Bytes take() { return std::move(out_); }
-
-  private:
-    void be(std::uint64_t v, int n) {
-        for (int i = n - 1; i >= 0; --i)
-            out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-    }
-    Bytes out_;
-};
 
 Json bigint(std::uint64_t v) { return Json::array({"$BigInt", std::to_string(v)}); }
 
@@ -280,7 +247,7 @@ Result<Bytes> encode_http_action_request(Encoding encoding, const Json& args) {
             auto value = value_to_cbor(array);
             if (!value.ok())
                 return std::move(value).error();
-            CborOut w;
+            CborBuilder w;
             w.head(5, 1);
             w.text("args");
             w.raw(*value);
@@ -346,7 +313,7 @@ Result<Bytes> encode_http_queue_send_request(Encoding encoding, std::string_view
         request.timeout = timeout_ms;
         return bare::encode_versioned(kClientProtocolVersion, request);
     }
-    CborOut w;
+    CborBuilder w;
     w.head(5, timeout_ms ? 4 : 3);
     w.text("body");
     w.raw(*value);
@@ -494,7 +461,7 @@ Result<Bytes> encode_action_request(Encoding encoding, std::uint64_t id, std::st
             auto value = value_to_cbor(array);
             if (!value.ok())
                 return std::move(value).error();
-            CborOut w;
+            CborBuilder w;
             w.envelope("ActionRequest", 3);
             w.text("id");
             w.u64_fixed(id);
@@ -525,7 +492,7 @@ Bytes encode_subscription_request(Encoding encoding, std::string_view event, boo
                  {{"tag", "SubscriptionRequest"},
                   {"val", {{"eventName", event}, {"subscribe", subscribe}}}}}}));
         case Encoding::cbor: {
-            CborOut w;
+            CborBuilder w;
             w.envelope("SubscriptionRequest", 2);
             w.text("eventName");
             w.text(event);

@@ -11,6 +11,7 @@
 #include "bare/codec.hpp"
 #include "base/base64.hpp"
 #include "base/cbor.hpp"
+#include "base/cbor_builder.hpp"
 #include "proto/client_v4.hpp"
 
 namespace rivetkit::core::registry {
@@ -217,48 +218,6 @@ Result<json> cbor_value_to_compat(BytesView cbor) {
     if (!v)
         return invalid("value", "invalid CBOR");
     return to_compat(*v, 0);
-}
-
-// MARK: a small CBOR writer for envelopes whose ids must be 8-byte integers and whose values are
-// already-encoded CBOR documents spliced in unchanged.
-
-class CborWriter {
-  public:
-    void head(std::uint8_t major, std::uint64_t n) { write_cbor_head(major, n, out_); }
-    void map(std::size_t n) { head(5, n); }
-    void text(std::string_view s) {
-        head(3, s.size());
-        out_.insert(out_.end(), s.begin(), s.end());
-    }
-    void u64_fixed(std::uint64_t v) {
-        out_.push_back(0x1b);
-        put_be(v, 8);
-    }
-    void null() { out_.push_back(0xf6); }
-    void raw(BytesView cbor) {
-        if (cbor.empty())
-            null();
-        else
-            out_.insert(out_.end(), cbor.begin(), cbor.end());
-    }
-    Bytes take() { return std::move(out_); }
-
-  private:
-    void put_be(std::uint64_t v, int bytes) {
-        for (int i = bytes - 1; i >= 0; --i)
-            out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-    }
-    Bytes out_;
-};
-
-void cbor_envelope_head(CborWriter& w, std::string_view tag, std::size_t val_fields) {
-    w.map(1);
-    w.text("body");
-    w.map(2);
-    w.text("tag");
-    w.text(tag);
-    w.text("val");
-    w.map(val_fields);
 }
 
 Bytes dump(const json& v) {
@@ -486,12 +445,12 @@ Result<Bytes> encode_http_action_output(Encoding encoding, BytesView output_cbor
             return std::move(v).error();
         return dump(json{{"output", std::move(v).value()}});
     }
-    CborWriter w;
+    CborBuilder w;
     w.map(1);
     w.text("output");
     if (!output_cbor.empty() && !cbor_well_formed(output_cbor))
         return invalid("output", "invalid CBOR");
-    w.raw(output_cbor);
+    w.raw_or_null(output_cbor);
     return w.take();
 }
 
@@ -619,8 +578,8 @@ Bytes encode_init(Encoding encoding, std::string_view actor_id, std::string_view
             return dump(json_envelope(
                 "Init", json{{"actorId", actor_id}, {"connectionId", connection_id}}));
         case Encoding::Cbor: {
-            CborWriter w;
-            cbor_envelope_head(w, "Init", 2);
+            CborBuilder w;
+            w.envelope("Init", 2);
             w.text("actorId");
             w.text(actor_id);
             w.text("connectionId");
@@ -654,12 +613,12 @@ Bytes encode_action_response(Encoding encoding, std::uint64_t id, BytesView outp
                 json{{"id", bigint_json(id)}, {"output", out.ok() ? *out : json(nullptr)}}));
         }
         case Encoding::Cbor: {
-            CborWriter w;
-            cbor_envelope_head(w, "ActionResponse", 2);
+            CborBuilder w;
+            w.envelope("ActionResponse", 2);
             w.text("id");
             w.u64_fixed(id);
             w.text("output");
-            w.raw(output_cbor);
+            w.raw_or_null(output_cbor);
             return w.take();
         }
     }
@@ -683,15 +642,15 @@ Bytes encode_event(Encoding encoding, std::string_view name, BytesView args_cbor
             return dump(json_envelope("Event", json{{"name", name}, {"args", std::move(a)}}));
         }
         case Encoding::Cbor: {
-            CborWriter w;
-            cbor_envelope_head(w, "Event", 2);
+            CborBuilder w;
+            w.envelope("Event", 2);
             w.text("name");
             w.text(name);
             w.text("args");
             if (args_cbor.empty())
                 w.head(4, 0);
             else
-                w.raw(args_cbor);
+                w.raw_or_null(args_cbor);
             return w.take();
         }
     }
@@ -725,8 +684,8 @@ Bytes encode_connect_error(Encoding encoding, const ClientError& error,
             return dump(json_envelope("Error", std::move(val)));
         }
         case Encoding::Cbor: {
-            CborWriter w;
-            cbor_envelope_head(w, "Error", std::size_t{4} + (metadata ? 1U : 0U) + (actor ? 1U : 0U));
+            CborBuilder w;
+            w.envelope("Error", std::size_t{4} + (metadata ? 1U : 0U) + (actor ? 1U : 0U));
             w.text("group");
             w.text(error.group);
             w.text("code");
@@ -735,7 +694,7 @@ Bytes encode_connect_error(Encoding encoding, const ClientError& error,
             w.text(error.message);
             if (metadata) {
                 w.text("metadata");
-                w.raw(*metadata);
+                w.raw_or_null(*metadata);
             }
             w.text("actionId");
             if (action_id)
