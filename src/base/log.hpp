@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/shared_string.hpp"
+
 namespace rivetkit::log {
 
 enum class Level : std::uint8_t { trace, debug, info, warn, error, off };
@@ -33,6 +35,7 @@ class Value {
     Value(std::string_view s) noexcept : kind_(Kind::string), str_(s) {}
     Value(const char* s) noexcept : kind_(Kind::string), str_(s) {}
     Value(const std::string& s) noexcept : kind_(Kind::string), str_(s) {}
+    Value(const SharedString& s) noexcept : kind_(Kind::string), str_(s.view()) {}
     Value(bool b) noexcept : kind_(Kind::boolean), u64_(b ? 1u : 0u) {}
     Value(int i) noexcept : kind_(Kind::int64), i64_(i) {}
     Value(long i) noexcept : kind_(Kind::int64), i64_(i) {}

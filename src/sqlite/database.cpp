@@ -499,7 +499,7 @@ void Database::note_connection_use() {
 }
 
 Database::Database(std::shared_ptr<JobQueue> jobs, std::unique_ptr<Connection> conn,
-                   std::string name)
+                   SharedString name)
     : jobs_(std::move(jobs)), conn_(std::move(conn)), name_(std::move(name)) {}
 
 Database::~Database() {
@@ -544,7 +544,7 @@ Database::Task<T> Database::on_worker(F work) {
     co_return co_await std::move(op);
 }
 
-Database::Task<Result<std::shared_ptr<Database>>> Database::open(std::string name,
+Database::Task<Result<std::shared_ptr<Database>>> Database::open(SharedString name,
                                                                  std::shared_ptr<PageStore> store) {
     auto jobs = make_job_queue();
     auto op = on_queue<Result<std::unique_ptr<Connection>>>(

@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "sqlite/vfs.hpp"
@@ -91,7 +92,7 @@ class Database : public std::enable_shared_from_this<Database> {
     using Task = boost::asio::awaitable<T>;
 
     // `name` is unique per process (the actor id).
-    static Task<Result<std::shared_ptr<Database>>> open(std::string name,
+    static Task<Result<std::shared_ptr<Database>>> open(SharedString name,
                                                         std::shared_ptr<PageStore> store);
 
     Task<Result<QueryResult>> query(std::string sql, std::vector<Value> params = {});
@@ -124,7 +125,7 @@ class Database : public std::enable_shared_from_this<Database> {
     std::uint64_t opens() const { return opens_.load(std::memory_order_relaxed); }
 
     Database(std::shared_ptr<JobQueue> jobs, std::unique_ptr<Connection> conn,
-             std::string name);
+             SharedString name);
     ~Database();
 
   private:
@@ -137,7 +138,7 @@ class Database : public std::enable_shared_from_this<Database> {
 
     std::shared_ptr<JobQueue> jobs_;
     std::unique_ptr<Connection> conn_;  // null while idle-closed (or closed)
-    std::string name_;
+    SharedString name_;
     std::shared_ptr<PagedFileState> idle_file_;  // the file state while idle-closed
     bool closed_ = false;                       // in the job queue
     std::atomic<bool> kept_open_{false};

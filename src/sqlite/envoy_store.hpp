@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "sqlite/vfs.hpp"
 #include "envoy/handle.hpp"
 
@@ -44,7 +45,7 @@ std::vector<PageDigest> digest_pages(const std::vector<envoy::SqliteDirtyPage>& 
 
 class EnvoyPageStore final : public PageStore {
   public:
-    EnvoyPageStore(envoy::EnvoyHandle envoy, boost::asio::any_io_executor io, std::string actor_id,
+    EnvoyPageStore(envoy::EnvoyHandle envoy, boost::asio::any_io_executor io, SharedString actor_id,
                    std::uint32_t generation)
         : envoy_(std::move(envoy)),
           io_(std::move(io)),
@@ -82,7 +83,7 @@ class EnvoyPageStore final : public PageStore {
 
     envoy::EnvoyHandle envoy_;
     boost::asio::any_io_executor io_;
-    std::string actor_id_;
+    SharedString actor_id_;
     std::uint32_t generation_;
     std::optional<std::uint64_t> head_txid_;
     std::optional<Error> diverged_;

@@ -123,7 +123,7 @@ struct PagedFileState {
     // `after` for a page.
     void held(std::size_t before, std::size_t after) { held_bytes = held_bytes - before + after; }
 
-    std::string name;
+    SharedString name;
     std::size_t held_bytes = 0;
     std::shared_ptr<PageStore> store;
     bool loaded = false;
@@ -154,8 +154,8 @@ std::mutex& registry_mutex() {
     static auto* m = new std::mutex;
     return *m;
 }
-std::map<std::string, std::shared_ptr<PagedFileState>>& registry() {
-    static auto* files = new std::map<std::string, std::shared_ptr<PagedFileState>>;
+std::map<SharedString, std::shared_ptr<PagedFileState>, std::less<>>& registry() {
+    static auto* files = new std::map<SharedString, std::shared_ptr<PagedFileState>, std::less<>>;
     return *files;
 }
 
@@ -648,7 +648,7 @@ int vfs_open(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int*
         std::shared_ptr<PagedFileState> state;
         {
             std::lock_guard lock(registry_mutex());
-            auto it = registry().find(name);
+            auto it = registry().find(std::string_view(name));
             if (it != registry().end())
                 state = it->second;
         }
@@ -737,7 +737,7 @@ const char* register_page_vfs() {
     return kVfsName;
 }
 
-Result<std::unique_ptr<Connection>> Connection::open(std::string name,
+Result<std::unique_ptr<Connection>> Connection::open(SharedString name,
                                                      std::shared_ptr<PageStore> store,
                                                      std::size_t page_cache_limit) {
     auto state = std::make_shared<PagedFileState>();
@@ -747,10 +747,10 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string name,
     return reopen(std::move(name), std::move(state));
 }
 
-Result<std::unique_ptr<Connection>> Connection::reopen(std::string name,
+Result<std::unique_ptr<Connection>> Connection::reopen(SharedString name,
                                                        std::shared_ptr<PagedFileState> state) {
     if (!state)
-        return Error("sqlite", "closed", "no file state to reopen " + name + " on");
+        return Error("sqlite", "closed", "no file state to reopen " + name.str() + " on");
     const char* vfs = register_page_vfs();
     // A connection closed outside a transaction leaves nothing uncommitted; anything else (a
     // failed close) is dropped here, as SQLite's rollback would have.
@@ -761,7 +761,7 @@ Result<std::unique_ptr<Connection>> Connection::reopen(std::string name,
         std::lock_guard lock(registry_mutex());
         if (!registry().emplace(name, state).second) {
             return Error("sqlite", "already_open",
-                         "a database named " + name + " is already open in this process");
+                         "a database named " + name.str() + " is already open in this process");
         }
     }
     std::unique_ptr<Connection> conn(new Connection());

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "envoy/types.hpp"
@@ -69,11 +70,11 @@ std::size_t open_connections();
 class Connection {
   public:
     static Result<std::unique_ptr<Connection>> open(
-        std::string name, std::shared_ptr<PageStore> store,
+        SharedString name, std::shared_ptr<PageStore> store,
         std::size_t page_cache_limit = kDefaultPageCacheLimit);
     // Opens again on the file state an earlier connection of this database left (`file()`): its
     // committed pages are still known, so the open reads nothing from the page store.
-    static Result<std::unique_ptr<Connection>> reopen(std::string name,
+    static Result<std::unique_ptr<Connection>> reopen(SharedString name,
                                                       std::shared_ptr<PagedFileState> file);
     ~Connection();
     Connection(const Connection&) = delete;
@@ -98,7 +99,7 @@ class Connection {
   private:
     Connection() = default;
     void* db_ = nullptr;
-    std::string name_;
+    SharedString name_;
     std::shared_ptr<PagedFileState> file_;
 };
 

@@ -66,7 +66,7 @@ std::string_view can_sleep_name(CanSleep value) noexcept {
 }
 
 ActorContext::ActorContext(boost::asio::any_io_executor executor, rt::Clock& clock,
-                           std::string actor_id, std::string name, std::vector<std::string> key,
+                           SharedString actor_id, std::string name, std::vector<std::string> key,
                            std::string region, Kv kv)
     : p_(std::make_shared<ActorContextInner>()) {
     p_->actor_id = std::move(actor_id);

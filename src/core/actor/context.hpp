@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "core/actor/config.hpp"
@@ -133,7 +134,7 @@ struct InspectorSubscribers {
 
 struct ActorContextInner {
     // Identity and plumbing.
-    std::string actor_id;
+    SharedString actor_id;
     std::string name;
     std::vector<std::string> key;
     std::string region;
@@ -314,12 +315,14 @@ class ActorContext {
     template <typename T>
     using Task = boost::asio::awaitable<T>;
 
-    ActorContext(boost::asio::any_io_executor executor, rt::Clock& clock, std::string actor_id,
+    ActorContext(boost::asio::any_io_executor executor, rt::Clock& clock, SharedString actor_id,
                  std::string name, std::vector<std::string> key, std::string region, Kv kv = {});
     explicit ActorContext(std::shared_ptr<ActorContextInner> inner) : p_(std::move(inner)) {}
 
     // MARK: identity and wiring (context.cpp)
     const std::string& actor_id() const noexcept { return p_->actor_id; }
+    // The same, to keep: copies share one block (base/shared_string.hpp).
+    const SharedString& shared_actor_id() const noexcept { return p_->actor_id; }
     const std::string& name() const noexcept { return p_->name; }
     const std::vector<std::string>& key() const noexcept { return p_->key; }
     const std::string& region() const noexcept { return p_->region; }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "base/shared_string.hpp"
 #include "core/actor/kv.hpp"
 #include "envoy/handle.hpp"
 
@@ -14,7 +15,7 @@ namespace rivetkit::core {
 
 class EnvoyKv final : public KvBackend {
   public:
-    EnvoyKv(envoy::EnvoyHandle envoy, std::string actor_id)
+    EnvoyKv(envoy::EnvoyHandle envoy, SharedString actor_id)
         : envoy_(std::move(envoy)), actor_id_(std::move(actor_id)) {}
 
     std::string_view label() const noexcept override { return "envoy"; }
@@ -30,7 +31,7 @@ class EnvoyKv final : public KvBackend {
 
   private:
     envoy::EnvoyHandle envoy_;
-    std::string actor_id_;
+    SharedString actor_id_;
 };
 
 }  // namespace rivetkit::core

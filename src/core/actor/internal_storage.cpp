@@ -783,7 +783,7 @@ struct SqliteActorStore::Prepare {
     rt::Notify done;
 };
 
-SqliteActorStore::SqliteActorStore(std::string actor_id, std::shared_ptr<ActorSqlite> sqlite,
+SqliteActorStore::SqliteActorStore(SharedString actor_id, std::shared_ptr<ActorSqlite> sqlite,
                                    std::shared_ptr<KvBackend> legacy)
     : actor_id_(std::move(actor_id)),
       sqlite_(std::move(sqlite)),

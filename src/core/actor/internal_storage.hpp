@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "core/actor/kv.hpp"
 #include "core/actor/persist.hpp"
 
@@ -46,7 +47,7 @@ inline constexpr std::int64_t kInternalSchemaVersion = 2;
 class SqliteActorStore final : public KvBackend {
   public:
     // `legacy` is the actor's engine KV, read once by the import.
-    SqliteActorStore(std::string actor_id, std::shared_ptr<ActorSqlite> sqlite,
+    SqliteActorStore(SharedString actor_id, std::shared_ptr<ActorSqlite> sqlite,
                      std::shared_ptr<KvBackend> legacy);
 
     std::string_view label() const noexcept override { return "sqlite"; }
@@ -74,7 +75,7 @@ class SqliteActorStore final : public KvBackend {
     Task<Status> prepare_once();
     Task<Status> import_legacy(std::shared_ptr<sqlite::Database> db, bool retry);
 
-    std::string actor_id_;
+    SharedString actor_id_;
     std::shared_ptr<ActorSqlite> sqlite_;
     std::shared_ptr<KvBackend> legacy_;
     struct Prepare;

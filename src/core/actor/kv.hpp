@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 
@@ -57,7 +58,7 @@ enum class KvOperation : std::uint8_t;
 class Kv {
   public:
     Kv() = default;
-    Kv(std::shared_ptr<KvBackend> backend, std::string actor_id)
+    Kv(std::shared_ptr<KvBackend> backend, SharedString actor_id)
         : backend_(std::move(backend)), actor_id_(std::move(actor_id)) {}
 
     bool configured() const noexcept { return backend_ != nullptr; }
@@ -82,7 +83,7 @@ class Kv {
     void record(KvOperation op) const noexcept;
 
     std::shared_ptr<KvBackend> backend_;
-    std::string actor_id_;
+    SharedString actor_id_;
     std::shared_ptr<ActorMetrics> metrics_;
 };
 

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "core/actor/connection.hpp"
@@ -325,7 +326,7 @@ std::string_view event_kind(const ActorEvent& event) noexcept;
 // The runtime's end of the actor-event stream. Every event handed out logs "actor event drained".
 class ActorEvents {
   public:
-    ActorEvents(std::string actor_id, rt::Receiver<ActorEvent> rx)
+    ActorEvents(SharedString actor_id, rt::Receiver<ActorEvent> rx)
         : actor_id_(std::move(actor_id)), rx_(std::move(rx)) {}
     ActorEvents(ActorEvents&&) noexcept = default;
     ActorEvents& operator=(ActorEvents&&) noexcept = default;
@@ -348,7 +349,7 @@ class ActorEvents {
 
   private:
     void log_drained(const ActorEvent& event) const;
-    std::string actor_id_;
+    SharedString actor_id_;
     rt::Receiver<ActorEvent> rx_;
 };
 

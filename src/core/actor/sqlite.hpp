@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "base/shared_string.hpp"
 #include "sqlite/database.hpp"
 #include "runtime/notify.hpp"
 
@@ -19,7 +20,7 @@ namespace rivetkit::core {
 class ActorSqlite {
   public:
     // `name` is unique per open database in the process (actor id and generation).
-    ActorSqlite(std::string name, std::shared_ptr<sqlite::PageStore> store)
+    ActorSqlite(SharedString name, std::shared_ptr<sqlite::PageStore> store)
         : name_(std::move(name)), store_(std::move(store)) {}
 
     boost::asio::awaitable<Result<std::shared_ptr<sqlite::Database>>> database();
@@ -35,7 +36,7 @@ class ActorSqlite {
     bool take_touched() noexcept { return std::exchange(touched_, false); }
 
   private:
-    std::string name_;
+    SharedString name_;
     std::shared_ptr<sqlite::PageStore> store_;
     std::shared_ptr<sqlite::Database> db_;
     bool opening_ = false;

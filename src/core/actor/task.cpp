@@ -55,7 +55,7 @@ void warn_closed(std::string_view actor_id, std::string_view channel, std::strin
 
 }  // namespace
 
-ActorTask::ActorTask(std::string actor_id, std::uint32_t generation,
+ActorTask::ActorTask(SharedString actor_id, std::uint32_t generation,
                      rt::Receiver<LifecycleCommand> lifecycle_inbox,
                      rt::Receiver<DispatchCommand> dispatch_inbox,
                      rt::Receiver<LifecycleEvent> lifecycle_events_rx,

@@ -25,6 +25,7 @@
 #include <string>
 #include <variant>
 
+#include "base/shared_string.hpp"
 #include "core/actor/context.hpp"
 #include "core/actor/factory.hpp"
 #include "core/actor/preload.hpp"
@@ -134,7 +135,7 @@ class ActorTask {
     template <typename T>
     using Task = boost::asio::awaitable<T>;
 
-    ActorTask(std::string actor_id, std::uint32_t generation,
+    ActorTask(SharedString actor_id, std::uint32_t generation,
               rt::Receiver<LifecycleCommand> lifecycle_inbox,
               rt::Receiver<DispatchCommand> dispatch_inbox,
               rt::Receiver<LifecycleEvent> lifecycle_events, std::shared_ptr<ActorFactory> factory,
@@ -236,7 +237,7 @@ class ActorTask {
 
     // The engine's id for this generation; logs and hooks use ctx.actor_id(), which is the same
     // in production and is what tests scope hooks by.
-    std::string actor_id_;
+    SharedString actor_id_;
     std::uint32_t generation_;
     rt::Receiver<LifecycleCommand> lifecycle_inbox_;
     rt::Receiver<DispatchCommand> dispatch_inbox_;

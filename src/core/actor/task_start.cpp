@@ -208,7 +208,7 @@ boost::asio::awaitable<Status> ActorTask::spawn_run_handler(bool is_new,
                      ctx.input(),
                      std::move(snapshot),
                      std::move(restored),
-                     ActorEvents(ctx.actor_id(), std::move(*pending_events_rx_)),
+                     ActorEvents(ctx.shared_actor_id(), std::move(*pending_events_rx_)),
                      std::move(ready_tx),
                      std::nullopt};
     pending_events_rx_.reset();

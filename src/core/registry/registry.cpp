@@ -185,7 +185,8 @@ ShutdownKind shutdown_kind(envoy::StopReason reason) {
 asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
                                                      envoy::ActorStart start) {
     auto self = shared_from_this();
-    const std::string actor_id = start.actor_id;
+    // One copy of the id for everything this generation keeps (base/shared_string.hpp).
+    const SharedString actor_id(start.actor_id);
     if (!link_)
         link_ = std::make_shared<Link>(weak_from_this(), handle);
 
@@ -219,8 +220,8 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     pages->on_diverged([handle, actor_id, generation = start.generation] {
         handle.sleep_actor(actor_id, generation);
     });
-    auto database = std::make_shared<ActorSqlite>(actor_id + "#" + std::to_string(start.generation),
-                                                  std::move(pages));
+    auto database = std::make_shared<ActorSqlite>(
+        actor_id.str() + "#" + std::to_string(start.generation), std::move(pages));
     Kv kv(std::make_shared<SqliteActorStore>(actor_id, database,
                                              std::make_shared<EnvoyKv>(handle, actor_id)),
           actor_id);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "core/actor/factory.hpp"
 #include "core/registry/encoding.hpp"
 #include "core/actor/task.hpp"
@@ -100,7 +101,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
 
     // One started generation. Shared by the registry and in-flight requests.
     struct Instance {
-        std::string actor_id;
+        SharedString actor_id;
         std::string name;
         std::uint32_t generation = 0;
         std::string key;  // serialized
@@ -154,7 +155,7 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     rt::Clock& clock_;
     RegistryOptions options_;
     std::map<std::string, std::shared_ptr<ActorFactory>> factories_;
-    std::map<std::string, std::shared_ptr<Instance>, std::less<>> instances_;
+    std::map<SharedString, std::shared_ptr<Instance>, std::less<>> instances_;
     rt::Notify idle_;  // notified when instances_ becomes empty
     std::map<std::string, std::shared_ptr<Starting>> starting_;
     std::shared_ptr<Link> link_;
