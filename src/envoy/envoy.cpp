@@ -115,12 +115,12 @@ void EnvoyState::discard_tunnel_frames(std::deque<TunnelFrame>& frames) {
 std::optional<ActorKey> EnvoyState::find_actor(const std::string& actor_id,
                                                std::optional<std::uint32_t> generation) const {
     if (generation) {
-        ActorKey key{actor_id, *generation};
-        if (actors.contains(key))
-            return key;
-        return std::nullopt;
+        auto found = actors.find(ActorKeyRef{actor_id, *generation});
+        if (found == actors.end())
+            return std::nullopt;
+        return found->first;
     }
-    auto it = actors.upper_bound(ActorKey{actor_id, UINT32_MAX});
+    auto it = actors.upper_bound(ActorKeyRef{actor_id, UINT32_MAX});
     if (it == actors.begin())
         return std::nullopt;
     --it;

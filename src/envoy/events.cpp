@@ -56,7 +56,7 @@ void prune_finished_histories(EnvoyState& st) {
 
 void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
     for (const auto& cp : ack.last_event_checkpoints) {
-        auto it = st.events.find(ActorKey{cp.actor_id, cp.generation});
+        auto it = st.events.find(ActorKeyRef{cp.actor_id, cp.generation});
         if (it == st.events.end())
             continue;
         auto& unacked = it->second.unacked;

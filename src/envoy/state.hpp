@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "envoy/body_stream.hpp"
 #include "envoy/callbacks.hpp"
 #include "envoy/config.hpp"
@@ -39,10 +40,26 @@ namespace rivetkit::envoy::detail {
 
 namespace proto = rivetkit::proto::envoy_v8;
 
+// The id is shared with what the actor keeps of it (base/shared_string.hpp).
 struct ActorKey {
-    std::string actor_id;
+    SharedString actor_id;
     std::uint32_t generation = 0;
     friend auto operator<=>(const ActorKey&, const ActorKey&) = default;
+};
+
+// An ActorKey to look one up by, made without a copy of the id (the maps' comparator is
+// transparent).
+struct ActorKeyRef {
+    std::string_view actor_id;
+    std::uint32_t generation = 0;
+    friend std::strong_ordering operator<=>(const ActorKey& a, const ActorKeyRef& b) noexcept {
+        if (auto order = a.actor_id.view() <=> b.actor_id; order != 0)
+            return order;
+        return a.generation <=> b.generation;
+    }
+    friend bool operator==(const ActorKey& a, const ActorKeyRef& b) noexcept {
+        return a.generation == b.generation && a.actor_id.view() == b.actor_id;
+    }
 };
 
 enum class ActorPhase : std::uint8_t { starting, running, stopping };
@@ -189,12 +206,12 @@ struct EnvoyState : std::enable_shared_from_this<EnvoyState> {
     rt::TaskTracker tasks;
 
     // Actors, commands, events.
-    std::map<ActorKey, std::shared_ptr<ActorEntry>> actors;
+    std::map<ActorKey, std::shared_ptr<ActorEntry>, std::less<>> actors;
     // Persisted socket metadata the actor handed over during start (by actor id), consumed when
     // its hibernating sockets are restored.
     std::map<std::string, std::vector<HibernatingWebSocketMeta>, std::less<>> pending_restores;
-    std::map<ActorKey, CommandDedup> command_dedup;
-    std::map<ActorKey, EventHistory> events;
+    std::map<ActorKey, CommandDedup, std::less<>> command_dedup;
+    std::map<ActorKey, EventHistory, std::less<>> events;
 
     // KV.
     std::uint32_t next_kv_request_id = 0;

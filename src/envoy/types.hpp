@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 
 namespace rivetkit::envoy {
@@ -46,7 +47,7 @@ struct PreloadedKv {
 };
 
 struct ActorStart {
-    std::string actor_id;
+    SharedString actor_id;  // shared with the envoy's key for this generation
     std::uint32_t generation = 0;
     ActorConfig config;
     std::vector<TunnelId> hibernating_requests;
