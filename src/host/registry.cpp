@@ -177,6 +177,11 @@ int Registry::run(int argc, char** argv) {
     for (const auto& [name, _] : actors_->factories)
         names.push_back(name);
     HostConfig config = HostConfig::from_env();
+    // A bad argument: said on stderr, exit status 2.
+    auto refuse = [&program](const std::string& message) {
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), message.c_str());
+        return 2;
+    };
     for (int i = 1; i < argc; ++i) {
         std::string_view arg(argv[i]);
         if (arg == "--help" || arg == "-h") {
@@ -191,15 +196,10 @@ int Registry::run(int argc, char** argv) {
         static constexpr std::string_view kValued[] = {
             "--endpoint",   "--token",     "--namespace", "--pool",      "--threads",
             "--engine-bin", "--log-level", "--log-format", "--sqlite-connections"};
-        if (std::find(std::begin(kValued), std::end(kValued), arg) == std::end(kValued)) {
-            std::fprintf(stderr, "%s: unknown argument '%s' (--help lists the options)\n",
-                         program.c_str(), argv[i]);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "%s: %s needs a value\n", program.c_str(), argv[i]);
-            return 2;
-        }
+        if (std::find(std::begin(kValued), std::end(kValued), arg) == std::end(kValued))
+            return refuse("unknown argument '" + std::string(arg) + "' (--help lists the options)");
+        if (i + 1 >= argc)
+            return refuse(std::string(arg) + " needs a value");
         std::string value = argv[++i];
         if (arg == "--endpoint") {
             config.endpoint = value;
@@ -213,33 +213,22 @@ int Registry::run(int argc, char** argv) {
             config.engine_binary = value;
         } else if (arg == "--sqlite-connections") {
             auto n = parse_connection_limit(value);
-            if (!n) {
-                std::fprintf(stderr, "%s: --sqlite-connections needs a number from 0 to 1000000\n",
-                             program.c_str());
-                return 2;
-            }
+            if (!n)
+                return refuse("--sqlite-connections needs a number from 0 to 1000000");
             config.sqlite_connections = *n;
         } else if (arg == "--log-level") {
             auto level = log::parse_level(value);
-            if (!level) {
-                std::fprintf(stderr, "%s: --log-level is one of trace, debug, info, warn, error\n",
-                             program.c_str());
-                return 2;
-            }
+            if (!level)
+                return refuse("--log-level is one of trace, debug, info, warn, error");
             log::set_level(*level);
         } else if (arg == "--log-format") {
-            if (value != "logfmt" && value != "json") {
-                std::fprintf(stderr, "%s: --log-format is logfmt or json\n", program.c_str());
-                return 2;
-            }
+            if (value != "logfmt" && value != "json")
+                return refuse("--log-format is logfmt or json");
             log::set_format(value == "json" ? log::Format::json : log::Format::logfmt);
         } else {
             auto n = parse_threads(value);
-            if (!n) {
-                std::fprintf(stderr, "%s: --threads needs a number from 0 to 1024\n",
-                             program.c_str());
-                return 2;
-            }
+            if (!n)
+                return refuse("--threads needs a number from 0 to 1024");
             config.threads = *n;
         }
     }
