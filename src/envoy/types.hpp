@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
+#include "base/shared_string.hpp"
 
 namespace rivetkit::envoy {
 

@@ -34,23 +34,17 @@ namespace asio = boost::asio;
 
 namespace {
 
-// A thread count from 0 (one per core) to 1024.
-std::optional<unsigned> parse_threads(const std::string& text) {
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || n > 1024)
-        return std::nullopt;
-    return static_cast<unsigned>(n);
-}
-
-// A connection limit from 0 (the default) to 1,000,000.
-std::optional<std::size_t> parse_connection_limit(const std::string& text) {
+// A whole number from 0 to `max` (a thread count, a connection limit; 0 is the default of
+// each). A sign is refused: strtoull would read "-1" as its largest value.
+std::optional<unsigned long long> parse_count(const std::string& text, unsigned long long max) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || text.front() == '-' || n > 1'000'000)
+    if (end == text.c_str() || *end != '\0' || text.find('-') != std::string::npos || n > max)
         return std::nullopt;
-    return static_cast<std::size_t>(n);
+    return n;
 }
+constexpr unsigned long long kMaxThreads = 1024;
+constexpr unsigned long long kMaxSqliteConnections = 1'000'000;
 
 std::optional<std::string> env(const char* name) {
     const char* v = std::getenv(name);
@@ -77,14 +71,14 @@ HostConfig HostConfig::from_env() {
     if (auto v = env("RIVET_POOL"))
         c.pool = *v;
     if (auto v = env("RIVET_THREADS")) {
-        if (auto n = parse_threads(*v))
-            c.threads = *n;
+        if (auto n = parse_count(*v, kMaxThreads))
+            c.threads = static_cast<unsigned>(*n);
         else
             log::warn("RIVET_THREADS ignored: not a number from 0 to 1024", {{"value", *v}});
     }
     if (auto v = env("RIVET_SQLITE_CONNECTIONS")) {
-        if (auto n = parse_connection_limit(*v))
-            c.sqlite_connections = *n;
+        if (auto n = parse_count(*v, kMaxSqliteConnections))
+            c.sqlite_connections = static_cast<std::size_t>(*n);
         else
             log::warn("RIVET_SQLITE_CONNECTIONS ignored: not a number from 0 to 1000000",
                       {{"value", *v}});
@@ -212,10 +206,10 @@ int Registry::run(int argc, char** argv) {
         } else if (arg == "--engine-bin") {
             config.engine_binary = value;
         } else if (arg == "--sqlite-connections") {
-            auto n = parse_connection_limit(value);
+            auto n = parse_count(value, kMaxSqliteConnections);
             if (!n)
                 return refuse("--sqlite-connections needs a number from 0 to 1000000");
-            config.sqlite_connections = *n;
+            config.sqlite_connections = static_cast<std::size_t>(*n);
         } else if (arg == "--log-level") {
             auto level = log::parse_level(value);
             if (!level)
@@ -226,10 +220,10 @@ int Registry::run(int argc, char** argv) {
                 return refuse("--log-format is logfmt or json");
             log::set_format(value == "json" ? log::Format::json : log::Format::logfmt);
         } else {
-            auto n = parse_threads(value);
+            auto n = parse_count(value, kMaxThreads);
             if (!n)
                 return refuse("--threads needs a number from 0 to 1024");
-            config.threads = *n;
+            config.threads = static_cast<unsigned>(*n);
         }
     }
     return run(std::move(config));

@@ -21,9 +21,9 @@
 #include <variant>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "base/shared_string.hpp"
 #include "sqlite/vfs.hpp"
 
 namespace rivetkit::sqlite {

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "base/shared_string.hpp"
 #include "envoy/types.hpp"
 
 namespace rivetkit::sqlite {

@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "base/shared_string.hpp"
 #include "core/actor/config.hpp"
 #include "core/actor/connection.hpp"
 #include "core/actor/diagnostics.hpp"

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "base/shared_string.hpp"
 
 namespace rivetkit::core {
 

@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "base/shared_string.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
+#include "base/shared_string.hpp"
 #include "core/actor/connection.hpp"
 #include "core/actor/task_types.hpp"
 #include "runtime/channel.hpp"
