@@ -134,7 +134,7 @@ Actor start_actor(asio::io_context& io, rt::Clock& clock, std::string id,
     auto task =
         std::make_unique<core::ActorTask>(id, 1, std::move(lrx), std::move(drx), std::move(erx),
                                           std::move(factory), ctx, std::nullopt, std::nullopt);
-    auto run = rt::spawn(io.get_executor(), core::ActorTask::run_owned(std::move(task)));
+    auto run = core::ActorTask::spawn(io.get_executor(), std::move(task));
     auto [stx, srx] = rt::oneshot<Status>();
     ltx.send(core::LifecycleCommand::start(std::move(stx)));
     while (!srx.try_recv().has_value())

@@ -26,10 +26,12 @@
 // When nothing is ready, select subscribes to every enabled arm, suspends (no polling), and on any
 // wake re-checks all arms in order. Cancellable like any wait in src/runtime.
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
@@ -60,7 +62,7 @@ struct ListArm {
     bool enabled = false;
 
     bool ready() const { return source->ready(); }
-    void subscribe(WaitNode& node) { source->waiters().push(node); }
+    void subscribe(Waiter& node) { source->waiters().push(node); }
     void on_win() {}
 };
 
@@ -71,7 +73,7 @@ struct NotifyArm {
     bool enabled = false;
 
     bool ready() const { return notify->ready_since(epoch); }
-    void subscribe(WaitNode& node) { notify->waiters().push(node); }
+    void subscribe(Waiter& node) { notify->waiters().push(node); }
     void on_win() { notify->try_acquire(); }
 };
 
@@ -81,7 +83,7 @@ struct CancelArm {
     bool enabled = false;
 
     bool ready() const { return token->is_cancelled(); }
-    void subscribe(WaitNode& node) { token->waiters().push(node); }
+    void subscribe(Waiter& node) { token->waiters().push(node); }
     void on_win() {}
 };
 
@@ -94,7 +96,7 @@ struct DeadlineArm {
     bool enabled = false;
 
     bool ready() const { return clock->now() >= at; }
-    void subscribe(detail::TimerNode& node) { clock->arm(node, at); }
+    void subscribe(TimerEntry& node) { clock->arm(node, at); }
     void on_win() {}
 };
 
@@ -165,6 +167,33 @@ void subscribe_enabled(Arms& arms, Nodes& nodes, std::index_sequence<I...>) {
 }
 
 template <typename... Arms>
+void require_enabled(const std::tuple<Arms...>& arms) {
+    if (!any_enabled(arms, std::index_sequence_for<Arms...>{}))
+        throw std::logic_error("rt::select: every arm is disabled");
+}
+
+template <typename... Arms>
+std::size_t take_ready(std::tuple<Arms...>& arms) {
+    constexpr auto indices = std::index_sequence_for<Arms...>{};
+    const std::size_t winner = first_ready(arms, indices);
+    if (winner < sizeof...(Arms))
+        on_win(arms, winner, indices);
+    return winner;
+}
+
+template <typename... Arms>
+boost::asio::awaitable<void> wait_ready_arms(std::tuple<Arms...> arms) {
+    constexpr auto indices = std::index_sequence_for<Arms...>{};
+    require_enabled(arms);
+    while (first_ready(arms, indices) == sizeof...(Arms)) {
+        Suspension suspension;
+        std::tuple<typename Arms::Node...> nodes(same_suspension<Arms>(suspension)...);
+        subscribe_enabled(arms, nodes, indices);
+        co_await suspension.wait();
+    }
+}
+
+template <typename... Arms>
 boost::asio::awaitable<std::size_t> select_arms(std::tuple<Arms...> arms) {
     constexpr auto indices = std::index_sequence_for<Arms...>{};
     if (!any_enabled(arms, indices)) {
@@ -197,5 +226,102 @@ template <typename... Sources>
 boost::asio::awaitable<std::size_t> select(Sources&&... sources) {
     return detail::select_arms(std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...));
 }
+
+// select without waiting: the index of the first ready arm (a winning Notify arm's permit is
+// taken, as select takes it), or sizeof...(sources) when none is ready.
+template <typename... Sources>
+std::size_t ready_arm(Sources&&... sources) {
+    auto arms = std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...);
+    detail::require_enabled(arms);
+    return detail::take_ready(arms);
+}
+
+// Suspends until at least one arm is ready, and takes nothing (a Notify's permit stays): for a
+// loop that asks ready_arm again after every wake.
+template <typename... Sources>
+boost::asio::awaitable<void> wait_ready(Sources&&... sources) {
+    return detail::wait_ready_arms(
+        std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...));
+}
+
+// The same wait without a coroutine, for a waiter that is idle most of its life (an awake actor
+// with nothing to do) and should not keep a suspended coroutine's frames meanwhile. park()
+// subscribes one node per enabled arm (Lists for wait-list arms, Timers for deadlines); the first
+// wake after it calls on_wake(), inline from the waker, so on_wake() may only queue work (a
+// post), never run the waiter's. unpark() takes every node back; call it before serving, then
+// ready_arm, then park() again when nothing is ready.
+template <std::size_t Lists, std::size_t Timers>
+class Parking {
+public:
+    Parking() noexcept {
+        for (auto& node : lists_) node.owner = this;
+        for (auto& node : timers_) node.owner = this;
+    }
+    Parking(const Parking&) = delete;
+    Parking& operator=(const Parking&) = delete;
+
+    template <typename... Sources>
+    void park(Sources&&... sources) {
+        auto arms = std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...);
+        constexpr std::size_t deadlines =
+            (std::size_t{0} + ... +
+             std::is_same_v<decltype(detail::make_arm(std::declval<Sources>())), DeadlineArm>);
+        static_assert(deadlines <= Timers, "more deadline arms than timer nodes");
+        static_assert(sizeof...(Sources) - deadlines <= Lists, "more wait-list arms than nodes");
+        detail::require_enabled(arms);
+        unpark();
+        std::size_t list = 0;
+        std::size_t timer = 0;
+        std::apply(
+            [&](auto&... arm) {
+                (subscribe(arm, list, timer), ...);
+            },
+            arms);
+        parked_ = true;
+    }
+
+    void unpark() noexcept {
+        parked_ = false;
+        for (auto& node : lists_) node.unlink();
+        for (auto& node : timers_) node.disarm();
+    }
+
+    bool parked() const noexcept { return parked_; }
+
+protected:
+    ~Parking() = default;
+    virtual void on_wake() noexcept = 0;
+
+private:
+    struct ListNode final : detail::Waiter {
+        Parking* owner = nullptr;
+        void wake() noexcept override { owner->woken(); }
+    };
+    struct TimerNode final : TimerEntry {
+        Parking* owner = nullptr;
+        void fire() noexcept override { owner->woken(); }
+    };
+
+    template <typename A>
+    void subscribe(A& arm, std::size_t& list, std::size_t& timer) {
+        if (!arm.enabled)
+            return;
+        if constexpr (std::is_same_v<A, DeadlineArm>)
+            arm.subscribe(timers_[timer++]);
+        else
+            arm.subscribe(lists_[list++]);
+    }
+
+    void woken() noexcept {
+        if (!parked_)
+            return;
+        parked_ = false;
+        on_wake();
+    }
+
+    std::array<ListNode, Lists> lists_;
+    std::array<TimerNode, Timers> timers_;
+    bool parked_ = false;
+};
 
 }  // namespace rivetkit::rt

@@ -16,7 +16,8 @@
 // completion to work it leaves behind (Handoff::hand_off), work that goes on without a coroutine,
 // driven by wakes; the handle completes when that work calls Handoff::finish. Such work is owned
 // by the task's state: abort() ends it at once, and dropping the JoinHandle destroys it (where a
-// plain task would run on detached).
+// plain task would run on detached). The work may run a coroutine body again (Handoff::resume)
+// for what needs awaiting, which hands off again when it is done with it.
 
 #include <exception>
 #include <memory>
@@ -157,6 +158,16 @@ private:
     }
 };
 
+// co_spawns a task's body with the task's abort signal and completion.
+template <typename T>
+void start_body(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<T> body) {
+    auto done = boost::asio::bind_cancellation_slot(st->abort_signal.slot(), TaskDone<T>{st});
+    if constexpr (std::is_void_v<T> || std::is_default_constructible_v<T>)
+        boost::asio::co_spawn(st->executor, std::move(body), std::move(done));
+    else
+        boost::asio::co_spawn(st->executor, with_default<T>(std::move(body)), std::move(done));
+}
+
 template <typename T>
 boost::asio::awaitable<Joined<T>> join_task(std::shared_ptr<TaskState<T>> st) {
     while (!st->result) co_await wait_on(st->joiners);
@@ -227,6 +238,20 @@ public:
         st->work = std::move(work);
         return true;
     }
+    // After hand_off: runs `body` as the task's body again, started here (co_spawn runs it
+    // inline up to its first suspension). The state lets go of the work, which `body` must own
+    // (and may hand off again); abort() cancels `body` as it would the first. False when the
+    // task is over or was not handed off.
+    bool resume(boost::asio::awaitable<T> body) const {
+        auto st = st_.lock();
+        if (!st || st->result || !st->handed_off)
+            return false;
+        std::shared_ptr<void> work = std::move(st->work);
+        st->handed_off = false;
+        st->body_running = true;
+        detail::start_body(st, std::move(body));
+        return true;
+    }
     // Completes the task as the body's return would have, and destroys the work (which may be
     // the caller: it touches none of its members after this returns). No-op once finished.
     void finish(Joined<T> joined) const {
@@ -257,14 +282,8 @@ JoinHandle<T> spawn_handing_off(boost::asio::any_io_executor executor, MakeBody 
                 st->finish_work(Joined<T>::aborted());
             return;
         }
-        auto slot = st->abort_signal.slot();
-        auto done = boost::asio::bind_cancellation_slot(slot, detail::TaskDone<T>{st});
         st->body_running = true;
-        if constexpr (std::is_void_v<T> || std::is_default_constructible_v<T>)
-            boost::asio::co_spawn(st->executor, std::move(body), std::move(done));
-        else
-            boost::asio::co_spawn(st->executor, detail::with_default<T>(std::move(body)),
-                                  std::move(done));
+        detail::start_body(st, std::move(body));
     });
     return JoinHandle<T>(std::move(st));
 }

@@ -333,7 +333,7 @@ Task<Status> start_actor(std::shared_ptr<EngineState> engine, std::shared_ptr<Ac
         core::registry::CoreRegistry::Instance{actor->id, actor->name, generation,
                                                actor->key_text, ctx, actor->factory, ltx,
                                                std::move(dtx), std::nullopt, std::nullopt, 0});
-    auto join = rt::spawn(engine->rt.executor(), core::ActorTask::run_owned(std::move(task)));
+    auto join = core::ActorTask::spawn(engine->rt.executor(), std::move(task));
     actor->running.emplace(Running{generation, instance, std::move(join), severed});
 
     auto [reply, reply_rx] = rt::oneshot<Status>();

@@ -75,7 +75,7 @@ class ActorHarness {
                                                       std::nullopt);
         lifecycle_tx_.emplace(std::move(ltx));
         dispatch_tx_.emplace(std::move(dtx));
-        run_.emplace(rt::spawn(rt_.executor(), core::ActorTask::run_owned(std::move(task))));
+        run_.emplace(core::ActorTask::spawn(rt_.executor(), std::move(task)));
         co_return co_await lifecycle(core::LifecycleCommand::Kind::Start);
     }
 

@@ -215,6 +215,10 @@ struct ActorContextInner {
     bool schedule_dirty_since_push = true;
     std::optional<std::int64_t> last_pushed_alarm;
     bool alarm_dispatch_suspended = false;
+    // Pushes numbered in order, and the newest whose ack was persisted: acks that resume out of
+    // push order must not leave an older timestamp in last_pushed_alarm's record.
+    std::uint32_t alarm_pushes = 0;
+    std::uint32_t alarm_pushes_persisted = 0;
     std::size_t pending_alarm_writes = 0;
     rt::Notify alarm_writes_changed;
     std::function<void()> local_alarm_callback;

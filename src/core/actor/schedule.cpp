@@ -69,15 +69,21 @@ boost::asio::awaitable<void> dispatch_scheduled_action(WeakActorContext weak,
     }
 }
 
+// Persists a push's timestamp once the engine acknowledged it, unless a later push's already was
+// (two acks arriving together may resume their writers in either order).
 boost::asio::awaitable<void> persist_alarm_after_ack(WeakActorContext weak,
                                                      rt::OneshotReceiver<Status> ack,
-                                                     std::optional<std::int64_t> alarm_ts) {
+                                                     std::optional<std::int64_t> alarm_ts,
+                                                     std::uint32_t push) {
     auto acked = co_await ack.recv();
     auto ctx = weak.upgrade();
     if (!ctx)
         co_return;
     auto& s = *ctx->inner();
-    if (acked && acked->ok()) {
+    if (acked && acked->ok() && push < s.alarm_pushes_persisted) {
+        log::debug("alarm ack persisted by a later push", {{"actor_id", s.actor_id}});
+    } else if (acked && acked->ok()) {
+        s.alarm_pushes_persisted = push;
         Bytes key = keys::to_bytes(keys::kLastPushedAlarm);
         Bytes value = encode_last_pushed_alarm(alarm_ts);
         Status put = co_await s.kv.put(std::move(key), std::move(value));
@@ -135,7 +141,8 @@ void push_alarm(const ActorContext& ctx, std::optional<std::int64_t> next) {
     auto ack = s.envoy->set_alarm(s.actor_id, s.generation, next);
     s.last_pushed_alarm = next;
     ++s.pending_alarm_writes;
-    rt::spawn(s.executor, persist_alarm_after_ack(ctx.downgrade(), std::move(ack), next));
+    rt::spawn(s.executor,
+              persist_alarm_after_ack(ctx.downgrade(), std::move(ack), next, ++s.alarm_pushes));
 }
 
 }  // namespace

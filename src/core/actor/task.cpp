@@ -99,66 +99,83 @@ Error ActorTask::with_specifier(Error error) const {
     return error;
 }
 
-boost::asio::awaitable<Status> ActorTask::run_owned(std::unique_ptr<ActorTask> task) {
-    ActorTask* self = task.get();
-    return run_as(self, std::move(task));
-}
-
 boost::asio::awaitable<Status> ActorTask::run() {
-    return run_as(this, nullptr);
+    LiveExit exit = co_await run_live(Next{}, false);
+    co_return co_await finish_live(exit);
 }
 
-// `owned` is only held: the task dies with this frame.
-boost::asio::awaitable<Status> ActorTask::run_as(
-    ActorTask* self, [[maybe_unused]] std::unique_ptr<ActorTask> owned) {
-    LiveExit exit = co_await self->run_live();
+rt::JoinHandle<Status> ActorTask::spawn(boost::asio::any_io_executor executor,
+                                        std::unique_ptr<ActorTask> task) {
+    return rt::spawn_handing_off<Status>(
+        std::move(executor), [&task](const rt::Handoff<Status>& handoff) {
+            std::shared_ptr<ActorTask> self(std::move(task));
+            self->handoff_.emplace(handoff);
+            self->self_ = self;
+            return run_spawned(std::move(self), Next{});
+        });
+}
+
+// A parked loop's task state owns `self`; this frame owns it while the loop runs as a coroutine.
+boost::asio::awaitable<Status> ActorTask::run_spawned(std::shared_ptr<ActorTask> self,
+                                                      Next next) {
+    LiveExit exit = co_await self->run_live(next, true);
+    if (exit.kind == LiveExit::Kind::Parked) {
+        // False when an abort came first: the task is over (aborted) and `self` ends here.
+        (void)self->handoff_->hand_off(self);
+        co_return Status{};  // not the task's result: a handed-off body's return is ignored
+    }
+    co_return co_await self->finish_live(exit);
+}
+
+boost::asio::awaitable<Status> ActorTask::finish_live(LiveExit exit) {
     if (exit.kind == LiveExit::Kind::Terminated)
         co_return Status{};
-    Status result = co_await self->run_shutdown_guarded(exit.reason);
-    self->deliver_shutdown_reply(exit.reason, result);
-    self->transition_to(LifecycleState::Terminated);
+    Status result = co_await run_shutdown_guarded(exit.reason);
+    deliver_shutdown_reply(exit.reason, result);
+    transition_to(LifecycleState::Terminated);
     co_return result;
 }
 
-boost::asio::awaitable<LiveExit> ActorTask::run_live() {
+// The loop's arms in priority order; the four deadlines after the run handle share one timer arm
+// (next_timer, which_timer).
+template <typename F>
+decltype(auto) ActorTask::with_arms(F&& f) {
     rt::Clock& clock = ctx.clock();
+    const bool dispatch_enabled = lifecycle == LifecycleState::Started ||
+                                  lifecycle == LifecycleState::SleepGrace ||
+                                  lifecycle == LifecycleState::DestroyGrace;
+    std::optional<Instant> grace_deadline;
+    if (grace_)
+        grace_deadline = grace_->deadline;
+    return std::forward<F>(f)(lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
+                              rt::deadline(clock, grace_deadline),
+                              rt::when(dispatch_enabled, dispatch_inbox_), run_handle,
+                              rt::deadline(clock, next_timer()));
+}
+
+ActorTask::Next ActorTask::advance() {
+    using Kind = Next::Kind;
+    auto exit_with = [](LiveExit exit) { return Next{Kind::Exit, exit}; };
     for (;;) {
         std::optional<LiveExit> exit;
         if (ctx.take_activity_dirty())
             exit = on_activity_signal();
         if (exit)
-            co_return *exit;
-
-        const bool dispatch_enabled = lifecycle == LifecycleState::Started ||
-                                      lifecycle == LifecycleState::SleepGrace ||
-                                      lifecycle == LifecycleState::DestroyGrace;
-        std::optional<Instant> grace_deadline;
-        if (grace_)
-            grace_deadline = grace_->deadline;
+            return exit_with(*exit);
         if (!database_idle_deadline_ && ctx.take_database_touched())
-            database_idle_deadline_ = clock.now() + kDatabaseIdleClose;
-        // The four deadlines after the run handle share one timer arm (next_timer, which_timer).
-        const std::size_t arm = co_await rt::select(
-            lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
-            rt::deadline(clock, grace_deadline), rt::when(dispatch_enabled, dispatch_inbox_),
-            run_handle, rt::deadline(clock, next_timer()));
+            database_idle_deadline_ = ctx.clock().now() + kDatabaseIdleClose;
+        const std::size_t arm = with_arms([](auto&&... arms) { return rt::ready_arm(arms...); });
+        if (arm == 7)
+            return Next{Kind::Wait};
         switch (arm == 6 ? which_timer() : arm) {
-            case 0: {
-                auto command = lifecycle_inbox_.try_recv();
-                if (!command) {
-                    warn_closed(ctx.actor_id(), "lifecycle_inbox",
-                                "actor task terminating because lifecycle command inbox closed");
-                    co_return LiveExit::terminated();
-                }
-                exit = co_await serve_lifecycle(std::move(*command));
-                break;
-            }
+            case 0:
+                return Next{Kind::Lifecycle};
             case 1: {
                 auto event = lifecycle_events.try_recv();
                 if (!event) {
                     warn_closed(ctx.actor_id(), "lifecycle_events",
                                 "actor task terminating because lifecycle event inbox closed");
-                    co_return LiveExit::terminated();
+                    return exit_with(LiveExit::terminated());
                 }
                 log::debug(
                     "actor lifecycle event drained",
@@ -175,20 +192,14 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                 break;
             case 4:
                 if (!dispatch_next())
-                    co_return LiveExit::terminated();
+                    return exit_with(LiveExit::terminated());
                 break;
-            case 5: {
-                auto outcome = co_await wait_for_run_handle(&*run_handle);
-                exit = handle_run_handle_outcome(std::move(outcome));
-                break;
-            }
+            case 5:
+                return Next{Kind::RunHandle};
             case 6:
-                state_save_deadline.reset();
-                (void)co_await begin_state_save();
-                break;
+                return Next{Kind::Save};
             case 7:
-                co_await on_inspector_serialize_state_tick();
-                break;
+                return Next{Kind::InspectorTick};
             case 8:
                 on_sleep_tick();
                 break;
@@ -196,7 +207,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                 // Used again within the period: wait another one; else close it.
                 database_idle_deadline_.reset();
                 if (ctx.take_database_touched())
-                    database_idle_deadline_ = clock.now() + kDatabaseIdleClose;
+                    database_idle_deadline_ = ctx.clock().now() + kDatabaseIdleClose;
                 else
                     ctx.close_database_if_idle();
                 break;
@@ -204,9 +215,89 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live() {
                 break;
         }
         if (exit)
+            return exit_with(*exit);
+        if (lifecycle == LifecycleState::Terminated)
+            return exit_with(LiveExit::terminated());
+    }
+}
+
+boost::asio::awaitable<LiveExit> ActorTask::run_live(Next next, bool may_park) {
+    using Kind = Next::Kind;
+    for (;;) {
+        std::optional<LiveExit> exit;
+        switch (next.kind) {
+            case Kind::Check:
+                break;
+            case Kind::Exit:
+                co_return next.exit;
+            case Kind::Wait:
+                if (may_park) {
+                    park();
+                    co_return LiveExit::parked();
+                }
+                co_await with_arms([](auto&&... arms) { return rt::wait_ready(arms...); });
+                break;
+            case Kind::Lifecycle: {
+                auto command = lifecycle_inbox_.try_recv();
+                if (!command) {
+                    warn_closed(ctx.actor_id(), "lifecycle_inbox",
+                                "actor task terminating because lifecycle command inbox closed");
+                    co_return LiveExit::terminated();
+                }
+                exit = co_await serve_lifecycle(std::move(*command));
+                break;
+            }
+            case Kind::RunHandle: {
+                auto outcome = co_await wait_for_run_handle(&*run_handle);
+                exit = handle_run_handle_outcome(std::move(outcome));
+                break;
+            }
+            case Kind::Save:
+                state_save_deadline.reset();
+                (void)co_await begin_state_save();
+                break;
+            case Kind::InspectorTick:
+                co_await on_inspector_serialize_state_tick();
+                break;
+        }
+        if (exit)
             co_return *exit;
         if (lifecycle == LifecycleState::Terminated)
             co_return LiveExit::terminated();
+        next = advance();
+    }
+}
+
+void ActorTask::park() {
+    with_arms([this](auto&&... arms) { parked_.park(arms...); });
+}
+
+// From the waker: serving is posted, and a wake after the task ended (its state destroyed the
+// task, or the generation finished) finds nothing to lock.
+void ActorTask::Parked::on_wake() noexcept {
+    boost::asio::post(task_.ctx.executor(), [weak = task_.self_] {
+        if (auto self = weak.lock())
+            self->serve_parked(self);
+    });
+}
+
+// What the coroutine loop would do after its wait, without one: serve every ready arm that
+// needs no await, then park again, finish, or resume the coroutine at the arm that awaits.
+void ActorTask::serve_parked(const std::shared_ptr<ActorTask>& self) {
+    parked_.unpark();
+    Next next;
+    try {
+        next = advance();
+    } catch (...) {
+        handoff_->finish(rt::Joined<Status>::failed(std::current_exception()));
+        return;
+    }
+    if (next.kind == Next::Kind::Wait) {
+        park();
+    } else if (next.kind == Next::Kind::Exit && next.exit.kind == LiveExit::Kind::Terminated) {
+        handoff_->finish(rt::Joined<Status>::ok(Status{}));
+    } else {
+        (void)handoff_->resume(run_spawned(self, next));
     }
 }
 

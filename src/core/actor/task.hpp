@@ -6,7 +6,9 @@
 //   grace deadline > dispatch (Started/grace only) > run-handler exit > save tick >
 //   inspector tick > idle-sleep tick.
 // Handlers run inline; while one awaits (e.g. a SerializeState reply) no other arm is served, so
-// the runtime must answer SerializeState without needing this loop.
+// the runtime must answer SerializeState without needing this loop. Spawned (spawn()), the loop
+// keeps no coroutine while nothing is ready: it parks, its arms subscribed, and a wake serves
+// the arms that need no await from a posted handler; the others resume it as a coroutine.
 //
 // Stop is two-phase: grace (hooks dispatched, work still accepted for sleep, finishes as soon as
 // can_finalize_shutdown() holds or at the grace deadline), then run_shutdown: final
@@ -31,6 +33,7 @@
 #include "core/actor/preload.hpp"
 #include "runtime/channel.hpp"
 #include "runtime/oneshot.hpp"
+#include "runtime/select.hpp"
 #include "runtime/spawn.hpp"
 
 namespace rivetkit::core {
@@ -98,12 +101,14 @@ using DispatchCommand =
                  dispatch::WorkflowHistory, dispatch::WorkflowReplay>;
 
 struct LiveExit {
-    enum class Kind : std::uint8_t { Shutdown, Terminated };
+    // Parked: nothing to do, the loop waits without a coroutine (ActorTask::spawn only).
+    enum class Kind : std::uint8_t { Shutdown, Terminated, Parked };
     Kind kind = Kind::Terminated;
     ShutdownKind reason = ShutdownKind::Sleep;
 
     static LiveExit shutdown(ShutdownKind reason) { return {Kind::Shutdown, reason}; }
     static LiveExit terminated() { return {}; }
+    static LiveExit parked() { return {Kind::Parked, ShutdownKind::Sleep}; }
 };
 
 // Test-only hooks, scoped to one actor id so parallel tests never see each other's hooks. The
@@ -147,10 +152,18 @@ class ActorTask {
     ActorTask& with_preloaded_persisted_actor(PreloadedPersistedActor preloaded);
     ActorTask& with_preloaded_kv(std::optional<PreloadedKv> preloaded);
 
-    // The whole life of the generation. The task must outlive the returned awaitable; use
-    // run_owned() to hand ownership to the coroutine.
+    // The whole life of the generation. The task must outlive the returned awaitable, whose
+    // coroutine waits whenever the actor is idle; spawn() is how a host runs one.
     Task<Status> run();
-    static Task<Status> run_owned(std::unique_ptr<ActorTask> task);
+    // The whole life of the generation as a task on `executor` that owns `task`. While the actor
+    // has nothing to do, no coroutine of it is suspended: its loop waits parked on its inboxes
+    // and timers, and a wake serves what needs no await (dispatch, events, ticks) from a posted
+    // handler, resuming a coroutine only for what does (lifecycle commands, saves). Dropping
+    // the handle ends the task as abort() does.
+    static rt::JoinHandle<Status> spawn(boost::asio::any_io_executor executor,
+                                        std::unique_ptr<ActorTask> task);
+    // A spawned task waiting without a coroutine (diagnostics and tests).
+    bool parked() const noexcept { return parked_.parked(); }
 
     Task<void> handle_lifecycle(LifecycleCommand command);
     // Upstream's async shape (the spec tests await it); the loops call dispatch_now directly.
@@ -185,11 +198,41 @@ class ActorTask {
     std::optional<rt::JoinHandle<Status>> run_handle;
 
   private:
-    // run() and run_owned() in one coroutine (`owned` is `self` or null), so an awake actor's
-    // task holds one frame for it, not a wrapper's too.
-    static Task<Status> run_as(ActorTask* self, std::unique_ptr<ActorTask> owned);
+    // What the live loop does next, decided without awaiting (advance()).
+    struct Next {
+        enum class Kind : std::uint8_t {
+            Check,          // look at the arms (the loop's first step)
+            Wait,           // nothing is ready
+            Exit,           // the live phase is over: `exit`
+            Lifecycle,      // a lifecycle command is queued (or its inbox closed)
+            RunHandle,      // the run handler finished
+            Save,           // the state save is due
+            InspectorTick,  // the inspector's serialize tick is due
+        };
+        Kind kind = Kind::Check;
+        LiveExit exit{};
+    };
+    // The live loop's wait while parked: lifecycle, events, activity, dispatch and run-handle
+    // arms, and the grace and timer deadlines.
+    class Parked final : public rt::Parking<5, 2> {
+      public:
+        explicit Parked(ActorTask& task) noexcept : task_(task) {}
+
+      private:
+        void on_wake() noexcept override;
+        ActorTask& task_;
+    };
+
     std::optional<Instant> next_timer() const;
     std::size_t which_timer() const;
+    template <typename F>
+    decltype(auto) with_arms(F&& f);
+    Next advance();
+    // Spawned tasks: the coroutine body, from the start or resumed at `next`; parking; a wake.
+    static Task<Status> run_spawned(std::shared_ptr<ActorTask> self, Next next);
+    void park();
+    void serve_parked(const std::shared_ptr<ActorTask>& self);
+    Task<Status> finish_live(LiveExit exit);
 
     struct Grace {
         ShutdownKind reason;
@@ -200,7 +243,9 @@ class ActorTask {
         std::optional<std::int64_t> last_pushed_alarm;
     };
 
-    Task<LiveExit> run_live();
+    // Serves the arms from `next` on until the live phase ends; with `may_park`, returns
+    // LiveExit::parked() instead of waiting, its arms subscribed by park().
+    Task<LiveExit> run_live(Next next, bool may_park);
     Task<bool> begin_state_save();
     Task<std::optional<LiveExit>> serve_lifecycle(LifecycleCommand command);
     std::optional<LiveExit> serve_event(LifecycleEvent event);
@@ -262,6 +307,12 @@ class ActorTask {
     std::optional<Instant> database_idle_deadline_;
     std::optional<rt::OneshotSender<Status>> shutdown_reply_;
     bool deadline_reached_ = false;
+    // Spawned tasks only: the task's completion, handed the task while it is parked, and the
+    // owner a posted wake locks (a wake after the task ended finds nothing).
+    std::optional<rt::Handoff<Status>> handoff_;
+    std::weak_ptr<ActorTask> self_;
+    // Last: its nodes leave the inboxes' wait lists before the inboxes go.
+    Parked parked_{*this};
 };
 
 }  // namespace rivetkit::core

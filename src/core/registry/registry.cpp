@@ -247,7 +247,7 @@ asio::awaitable<Status> CoreRegistry::on_actor_start(envoy::EnvoyHandle handle,
     auto instance = std::make_shared<Instance>(Instance{
         actor_id, start.config.name, start.generation, std::move(key_text), ctx, factory, ltx,
         std::move(dtx), std::nullopt, std::nullopt, 0});
-    instance->join = rt::spawn(executor_, ActorTask::run_owned(std::move(task)));
+    instance->join = ActorTask::spawn(executor_, std::move(task));
     // Visible at once so requests that arrive during start get actor/starting, not not_found.
     instances_[actor_id] = instance;
 

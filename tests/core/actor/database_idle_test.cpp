@@ -31,7 +31,7 @@ TEST(ActorTaskDatabase, a_quiet_database_is_closed_and_opened_again_by_its_next_
     auto wired = new_wired_task("actor-db-idle", ctx, factory);
     const std::size_t base = settled_connections();
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         EXPECT_EQ(settled_connections(), base + 1) << "the start read the actor's storage";
         const int reads = pages->reads;

@@ -50,7 +50,7 @@ class Generation {
             auto [reply, ignored] = rt::oneshot<Status>();
             (void)tx.send(LifecycleCommand::fire_alarm(std::move(reply)));
         });
-        run_.emplace(rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task))));
+        run_.emplace(ActorTask::spawn(rt.executor(), std::move(wired.task)));
     }
 
     Status start() { return rt_.block_on(send_and_wait(*lifecycle_tx_, LifecycleCommand::Kind::Start)); }
@@ -341,7 +341,7 @@ TEST(Schedule, a_fired_event_does_not_fire_again_while_its_removal_is_being_writ
         }
     };
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::int64_t now = rt.clock().wall_now_ms();
         CO_ASSERT(ctx.at(now + 20, "first", {}).ok());

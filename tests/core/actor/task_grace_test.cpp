@@ -71,7 +71,7 @@ TEST(ActorTask, sleep_shutdown_without_in_flight_work_finishes_under_baseline) {
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory(grace_config(5s));
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Stop,
                                           ShutdownKind::Sleep))
@@ -89,7 +89,7 @@ TEST(ActorTask, sleep_shutdown_waits_for_keep_awake_work_then_finishes_next_tick
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory(grace_config(5s));
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
 
         auto [release_tx, release_rx] = rt::oneshot<bool>();
@@ -169,7 +169,7 @@ void run_refused_wait_until_case(std::string actor_id, ShutdownKind reason) {
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory({});
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         auto waiter = [](ActorContext waiting, std::shared_ptr<bool> flag) -> Task<void> {
             co_await waiting.wait_for_destroy_completion_public();
@@ -217,7 +217,7 @@ TEST(ActorTask, sleep_grace_keeps_dispatch_open_and_second_sleep_is_idempotent) 
     auto counts = std::make_shared<GraceCounts>();
     parts.task->factory = sleep_grace_factory(grace_config(5s), counts);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         auto [release_tx, release_rx] = rt::oneshot<bool>();
         auto keep_awake =
@@ -267,7 +267,7 @@ TEST(ActorTask, duplicate_destroy_during_sleep_grace_is_acked_and_ignored_in_rel
     auto counts = std::make_shared<GraceCounts>();
     parts.task->factory = sleep_grace_factory(grace_config(5s), counts);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         auto [release_tx, release_rx] = rt::oneshot<bool>();
         auto keep_awake =
@@ -352,7 +352,7 @@ TEST(ActorTask, inline_shutdown_panic_returns_error_instead_of_crashing_task_loo
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory({});
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         Status stopped = co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Stop,
                                                 ShutdownKind::Destroy);
@@ -385,7 +385,7 @@ TEST(ActorTask, destroy_marks_completion_before_shutdown_reply_is_sent) {
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory({});
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Stop,
                                           ShutdownKind::Destroy))
@@ -497,7 +497,7 @@ void run_self_initiated_case(std::string actor_id, ShutdownKind reason) {
         co_return requested;
     });
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         for (int i = 0; i < 5; ++i)
             co_await rt::yield_now();

@@ -16,7 +16,22 @@ struct ClosedChannelWarning {
 
 enum class ClosedChannelCase { LifecycleInbox, LifecycleEvents, DispatchInbox };
 
-std::vector<ClosedChannelWarning> run_task_with_closed_channel(ClosedChannelCase which) {
+std::vector<ClosedChannelWarning> closed_channel_warnings(const log::Capture& capture) {
+    std::vector<ClosedChannelWarning> out;
+    for (const auto& record : capture.records()) {
+        if (record.level != log::Level::warn ||
+            !record.has_field("reason", "all senders dropped")) {
+            continue;
+        }
+        out.push_back({record.field("actor_id").value_or(""), record.field("channel").value_or(""),
+                       record.field("reason").value_or(""), record.message});
+    }
+    return out;
+}
+
+// Run as a coroutine (run()) or spawned (ActorTask::spawn, whose loop parks when idle).
+std::vector<ClosedChannelWarning> run_task_with_closed_channel(ClosedChannelCase which,
+                                                               bool spawned = false) {
     const std::string actor_id =
         which == ClosedChannelCase::LifecycleInbox    ? "actor-channel-lifecycle"
         : which == ClosedChannelCase::LifecycleEvents ? "actor-channel-events"
@@ -41,21 +56,20 @@ std::vector<ClosedChannelWarning> run_task_with_closed_channel(ClosedChannelCase
         }
     }
     const auto started = rt.clock().now();
-    Status result = rt.block_on(parts.task->run());
+    Status result;
+    if (spawned) {
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
+        auto joined = rt.block_on(run.join());
+        EXPECT_TRUE(joined.is_ok());
+        if (joined.is_ok())
+            result = std::move(joined.value());
+    } else {
+        result = rt.block_on(parts.task->run());
+    }
     EXPECT_TRUE(result.ok()) << "task run should exit cleanly";
     EXPECT_EQ(rt.clock().now(), started)
         << "task run should exit immediately after the channel closes";
-
-    std::vector<ClosedChannelWarning> out;
-    for (const auto& record : capture.records()) {
-        if (record.level != log::Level::warn ||
-            !record.has_field("reason", "all senders dropped")) {
-            continue;
-        }
-        out.push_back({record.field("actor_id").value_or(""), record.field("channel").value_or(""),
-                       record.field("reason").value_or(""), record.message});
-    }
-    return out;
+    return closed_channel_warnings(capture);
 }
 
 TEST(ActorTask, run_logs_and_terminates_when_lifecycle_inbox_closes) {
@@ -79,6 +93,93 @@ TEST(ActorTask, run_logs_and_terminates_when_dispatch_inbox_closes) {
                    "actor task terminating because dispatch inbox closed"}}));
 }
 
+// The same three exits with the task spawned, its channels closed before it first runs; then a
+// channel closing while the task is parked, which ends it from the parked wake.
+TEST(ActorTaskParked, SpawnedTaskTerminatesWhenAnInboxCloses) {
+    auto expect_one = [](ClosedChannelCase which, std::string_view channel) {
+        auto warnings = run_task_with_closed_channel(which, true);
+        ASSERT_EQ(warnings.size(), 1u);
+        EXPECT_EQ(warnings[0].channel, channel);
+    };
+    expect_one(ClosedChannelCase::LifecycleInbox, "lifecycle_inbox");
+    expect_one(ClosedChannelCase::LifecycleEvents, "lifecycle_events");
+    expect_one(ClosedChannelCase::DispatchInbox, "dispatch_inbox");
+
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-parked-close", "task-run", std::make_shared<InMemoryKv>());
+    auto parts = new_task_with_senders(ctx);
+    ActorTask* task = parts.task.get();
+    log::Capture capture;
+    rt.block_on([&]() -> Task<void> {
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
+        co_await rt.clock().sleep_for(10ms);
+        EXPECT_TRUE(task->parked()) << "a task with nothing to do waits parked";
+        {
+            auto dropped = std::move(parts.events_tx);
+        }
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+        EXPECT_TRUE(joined.value().ok());
+    }());
+    auto warnings = closed_channel_warnings(capture);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_EQ(warnings[0].channel, "lifecycle_events");
+}
+
+// A started actor with nothing to do holds no coroutine of its task: it waits parked, a wake
+// serves the action from a posted handler and parks again, and a Stop resumes the coroutine for
+// the shutdown.
+TEST(ActorTaskParked, IdleActorParksBetweenActionsAndStopsFromParked) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-parked", "task-parked", std::make_shared<InMemoryKv>());
+    auto wired = new_wired_task("actor-parked", ctx, answering_factory());
+    ActorTask* task = wired.task.get();
+    rt.block_on([&]() -> Task<void> {
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        co_await rt.clock().sleep_for(10ms);
+        EXPECT_TRUE(task->parked());
+        for (int i = 0; i < 3; ++i) {
+            auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
+            DispatchCommand action = dispatch::Action{
+                "ping", {}, ConnHandle("conn-parked", {}, {}, false), std::move(action_tx)};
+            EXPECT_TRUE(wired.dispatch_tx.send(std::move(action)));
+            auto reply = co_await action_rx.recv();
+            CO_ASSERT(reply.has_value() && reply->ok());
+            EXPECT_EQ(reply->value(), Bytes{1});
+            co_await rt.clock().sleep_for(1ms);  // the wakes the action's end caused are served
+            EXPECT_TRUE(task->parked()) << "parked again after serving action " << i;
+        }
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Destroy))
+                      .ok());
+        auto joined = co_await run.join();
+        CO_ASSERT(joined.is_ok());
+        EXPECT_TRUE(joined.value().ok());
+    }());
+}
+
+// Aborting a parked task ends it at once: the join says aborted and the task (with its inboxes)
+// is gone, so nothing can be sent to it any more.
+TEST(ActorTaskParked, AbortWhileParkedDestroysTheTask) {
+    rt::TestRuntime rt;
+    auto ctx = new_with_kv(rt, "actor-parked-abort", "task-parked", std::make_shared<InMemoryKv>());
+    auto wired = new_wired_task("actor-parked-abort", ctx, answering_factory());
+    ActorTask* task = wired.task.get();
+    rt.block_on([&]() -> Task<void> {
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        co_await rt.clock().sleep_for(10ms);
+        CO_ASSERT(task->parked());
+        EXPECT_FALSE(wired.dispatch_tx.is_closed());
+        run.abort();
+        auto joined = co_await run.join();
+        EXPECT_TRUE(joined.is_aborted());
+        EXPECT_TRUE(wired.dispatch_tx.is_closed());
+        EXPECT_TRUE(wired.lifecycle_tx.is_closed());
+    }());
+}
+
 TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-log-flow", "task-log-flow", std::make_shared<InMemoryKv>());
@@ -86,7 +187,7 @@ TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
     auto wired = new_wired_task("actor-log-flow", ctx, factory);
     log::Capture capture;
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
         DispatchCommand action = dispatch::Action{
@@ -127,7 +228,7 @@ void run_with_throwing_entry(const std::string& actor_id, ActorEntry entry) {
     auto wired = new_wired_task(actor_id, ctx, make_factory({}, std::move(entry)));
     log::Capture capture;
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         co_await rt.clock().sleep_for(10ms);
         auto failed = capture.find("actor run handler join failed");

@@ -290,7 +290,7 @@ TEST(ActorTaskSave, actions_are_answered_while_the_save_tick_write_is_in_flight)
     });
     auto wired = new_wired_task("actor-bg-save", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::size_t writes_at_start = kv->started;
 
@@ -351,7 +351,7 @@ TEST(ActorTaskSave, steady_save_requests_with_a_max_wait_still_save_once_per_int
     auto factory = save_tick_factory(ticks, 1s);
     auto wired = new_wired_task("actor-max-wait", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::size_t at_start = *ticks;
         // 10 s of a request every 10 ms, each wanting its save within 5 s.
@@ -379,7 +379,7 @@ TEST(ActorTaskSave, a_max_wait_shorter_than_the_interval_brings_the_save_forward
     auto factory = save_tick_factory(ticks, 10s);
     auto wired = new_wired_task("actor-max-wait-2", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::size_t at_start = *ticks;
         // Two rounds: a request with a 500 ms bound is saved within it, also after a save.
@@ -424,7 +424,7 @@ TEST(ActorTaskSave, a_state_whose_write_failed_is_written_by_the_next_save) {
     });
     auto wired = new_wired_task("actor-retry-save", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::size_t writes_at_start = kv->started;
         kv->fail_next = 1;
@@ -470,7 +470,7 @@ TEST(ActorTaskSave, saves_that_keep_failing_back_off) {
     });
     auto wired = new_wired_task("actor-backoff-save", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         const std::size_t at_start = kv->started;
         kv->fail_next = 1000;
@@ -523,7 +523,7 @@ TEST(ActorTaskSave, a_final_save_that_fails_once_is_tried_again) {
     });
     auto wired = new_wired_task("actor-final-retry", ctx, factory);
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(wired.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         kv->fail_next = 2;
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,

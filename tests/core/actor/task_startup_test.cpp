@@ -436,7 +436,7 @@ void run_shutdown_alarm_case(std::string actor_id, ShutdownKind reason,
     auto parts = new_task_with_senders(ctx);
     parts.task->factory = shutdown_ack_factory(grace_config(5s));
     rt.block_on([&]() -> Task<void> {
-        auto run = rt::spawn(rt.executor(), ActorTask::run_owned(std::move(parts.task)));
+        auto run = ActorTask::spawn(rt.executor(), std::move(parts.task));
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
         EXPECT_TRUE(ctx.after(60s, "wake", {}).ok());
         CO_ASSERT((co_await send_and_wait(parts.lifecycle_tx, LifecycleCommand::Kind::Stop, reason))
