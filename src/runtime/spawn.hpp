@@ -154,6 +154,14 @@ private:
                                                 : Joined<T>::failed(failure));
         } else if (!st->handed_off) {
             st->finish_work(ok());
+        } else {
+            // co_spawn leaves its cancellation handler (~150 bytes with the state it holds) in
+            // the abort slot; a handed-off task has no body for it to cancel. It goes once
+            // co_spawn's thread is done with it, unless a body was resumed meanwhile.
+            boost::asio::post(st->executor, [st = st] {
+                if (!st->body_running)
+                    st->abort_signal.slot().clear();
+            });
         }
     }
 };

@@ -154,3 +154,53 @@ TEST(Select, CancelledSelectUnsubscribes) {
     tx.send(1);
     EXPECT_EQ(rx.len(), 1u);
 }
+
+namespace {
+
+// Counts its wakes; what an idle waiter without a coroutine (the actor loop) builds on.
+class CountingParking final : public rt::Parking<2, 1> {
+  public:
+    int wakes = 0;
+
+  private:
+    void on_wake() noexcept override { ++wakes; }
+};
+
+}  // namespace
+
+TEST(Parking, TheFirstWakeAfterParkCallsOnWakeOnceUntilParkedAgain) {
+    rt::TestRuntime rt;
+    rt.set_auto_advance(false);
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    rt::Notify notify;
+    CountingParking parking;
+    parking.park(rx, notify, rt::deadline(rt.clock(), rt.clock().now() + 1s));
+    EXPECT_TRUE(parking.parked());
+    EXPECT_TRUE(tx.send(1));
+    EXPECT_EQ(parking.wakes, 1) << "on_wake runs from the waker";
+    EXPECT_FALSE(parking.parked());
+    notify.notify_one();
+    EXPECT_TRUE(tx.send(2));
+    EXPECT_EQ(parking.wakes, 1) << "woken again before parking again";
+    parking.unpark();
+
+    // The ready check (ready_arm) comes before parking again: the queued values and the permit.
+    EXPECT_EQ(rt::ready_arm(rx, notify), 0u);
+    EXPECT_EQ(rx.try_recv().value(), 1);
+    EXPECT_EQ(rx.try_recv().value(), 2);
+    EXPECT_EQ(rt::ready_arm(rx, notify), 1u);
+    EXPECT_EQ(rt::ready_arm(rx, notify), 2u) << "the permit was taken by its arm's win";
+
+    // Only the deadline left to wake it: it fires at its time, on the virtual clock.
+    parking.park(rt::when(false, rx), notify, rt::deadline(rt.clock(), rt.clock().now() + 1s));
+    rt.advance(999ms);
+    EXPECT_EQ(parking.wakes, 1);
+    rt.advance(1ms);
+    EXPECT_EQ(parking.wakes, 2);
+    parking.unpark();
+
+    // Unparked, nothing wakes it; parking with every arm disabled is an error, as for select.
+    EXPECT_TRUE(tx.send(3));
+    EXPECT_EQ(parking.wakes, 2);
+    EXPECT_THROW(parking.park(rt::when(false, rx)), std::logic_error);
+}

@@ -299,3 +299,51 @@ TEST(Spawn, AbortingAHandedOffTaskStillCancelsItsRunningBody) {
     rt.run_until_idle();
     EXPECT_EQ(body_dropped, 1) << "the body went on after the abort";
 }
+
+namespace {
+
+// The body a handed-off task's work resumes: it owns the work while it runs, and either returns
+// (finishing the task with its value) or waits until aborted.
+asio::awaitable<int> resumed_body(std::shared_ptr<LeftWork> work, rt::Clock& clock,
+                                  bool wait_forever, int& body_dropped) {
+    Guard guard{body_dropped};
+    std::shared_ptr<LeftWork> owned = std::move(work);  // let go of as the body ends
+    co_await clock.sleep_for(wait_forever ? 1h : 1ms);
+    co_return 5;
+}
+
+}  // namespace
+
+TEST(Spawn, AHandedOffTaskResumedIntoABodyEndsWithThatBodyOrIsAbortedInIt) {
+    for (bool abort : {false, true}) {
+        SCOPED_TRACE(abort ? "aborted" : "returns");
+        rt::TestRuntime rt;
+        int destroyed = 0;
+        int body_dropped = 0;
+        std::weak_ptr<LeftWork> left;
+        auto handle = spawn_leaving_work(rt, destroyed, left);
+        rt.run_until_idle();
+        auto work = left.lock();
+        ASSERT_TRUE(work);
+        rt::Handoff<int> handoff = work->handoff;
+        EXPECT_TRUE(handoff.resume(resumed_body(std::move(work), rt.clock(), abort, body_dropped)));
+        EXPECT_FALSE(handoff.resume(resumed_body(nullptr, rt.clock(), false, body_dropped)))
+            << "resumed while a body runs";
+        rt.run_until_idle();
+        EXPECT_EQ(destroyed, 0) << "the resumed body owns the work";
+        if (abort) {
+            EXPECT_FALSE(handle.is_finished());
+            handle.abort();
+        }
+        auto joined = rt.block_on(handle.join());
+        if (abort) {
+            EXPECT_TRUE(joined.is_aborted());
+        } else {
+            ASSERT_TRUE(joined.is_ok());
+            EXPECT_EQ(joined.value(), 5);
+        }
+        rt.run_until_idle();
+        EXPECT_EQ(body_dropped, 1) << "the resumed body ran to its end or its abort";
+        EXPECT_EQ(destroyed, 1);
+    }
+}

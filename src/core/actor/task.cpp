@@ -136,20 +136,22 @@ boost::asio::awaitable<Status> ActorTask::finish_live(LiveExit exit) {
     co_return result;
 }
 
+bool ActorTask::accepts_dispatch() const noexcept {
+    return lifecycle == LifecycleState::Started || lifecycle == LifecycleState::SleepGrace ||
+           lifecycle == LifecycleState::DestroyGrace;
+}
+
 // The loop's arms in priority order; the four deadlines after the run handle share one timer arm
 // (next_timer, which_timer).
 template <typename F>
 decltype(auto) ActorTask::with_arms(F&& f) {
     rt::Clock& clock = ctx.clock();
-    const bool dispatch_enabled = lifecycle == LifecycleState::Started ||
-                                  lifecycle == LifecycleState::SleepGrace ||
-                                  lifecycle == LifecycleState::DestroyGrace;
     std::optional<Instant> grace_deadline;
     if (grace_)
         grace_deadline = grace_->deadline;
     return std::forward<F>(f)(lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
                               rt::deadline(clock, grace_deadline),
-                              rt::when(dispatch_enabled, dispatch_inbox_), run_handle,
+                              rt::when(accepts_dispatch(), dispatch_inbox_), run_handle,
                               rt::deadline(clock, next_timer()));
 }
 
@@ -268,8 +270,14 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live(Next next, bool may_park) {
     }
 }
 
+// The arms of with_arms, the two deadlines as one timer at the earlier: a wake re-checks them all.
 void ActorTask::park() {
-    with_arms([this](auto&&... arms) { parked_.park(arms...); });
+    std::optional<Instant> wake_at = next_timer();
+    if (grace_ && (!wake_at || grace_->deadline < *wake_at))
+        wake_at = grace_->deadline;
+    parked_.park(lifecycle_inbox_, lifecycle_events, ctx.inner()->activity,
+                 rt::when(accepts_dispatch(), dispatch_inbox_), run_handle,
+                 rt::deadline(ctx.clock(), wake_at));
 }
 
 // From the waker: serving is posted, and a wake after the task ended (its state destroyed the

@@ -213,8 +213,8 @@ class ActorTask {
         LiveExit exit{};
     };
     // The live loop's wait while parked: lifecycle, events, activity, dispatch and run-handle
-    // arms, and the grace and timer deadlines.
-    class Parked final : public rt::Parking<5, 2> {
+    // arms, and one timer at the earliest of the grace and timer deadlines.
+    class Parked final : public rt::Parking<5, 1> {
       public:
         explicit Parked(ActorTask& task) noexcept : task_(task) {}
 
@@ -225,6 +225,7 @@ class ActorTask {
 
     std::optional<Instant> next_timer() const;
     std::size_t which_timer() const;
+    bool accepts_dispatch() const noexcept;  // Started or in grace
     template <typename F>
     decltype(auto) with_arms(F&& f);
     Next advance();
