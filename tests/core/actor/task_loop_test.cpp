@@ -126,34 +126,54 @@ TEST(ActorTaskParked, SpawnedTaskTerminatesWhenAnInboxCloses) {
     EXPECT_EQ(warnings[0].channel, "lifecycle_events");
 }
 
+// Sends the answering factory's `ping` and expects its answer.
+Task<void> expect_ping(const rt::Sender<DispatchCommand>& tx, std::string conn_id) {
+    auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
+    DispatchCommand action = dispatch::Action{
+        "ping", {}, ConnHandle(std::move(conn_id), {}, {}, false), std::move(action_tx)};
+    EXPECT_TRUE(tx.send(std::move(action)));
+    auto reply = co_await action_rx.recv();
+    CO_ASSERT(reply.has_value() && reply->ok());
+    EXPECT_EQ(reply->value(), Bytes{1});
+}
+
+// An answering actor's task, spawned and started, once it has nothing left to do.
+struct StartedActor {
+    StartedActor(rt::TestRuntime& rt, const std::string& actor_id)
+        : ctx(new_with_kv(rt, actor_id, "task-parked", std::make_shared<InMemoryKv>())),
+          wired(new_wired_task(actor_id, ctx, answering_factory())),
+          task(wired.task.get()),
+          run(ActorTask::spawn(rt.executor(), std::move(wired.task))) {}
+
+    Task<void> start(rt::Clock& clock) {
+        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
+        co_await clock.sleep_for(10ms);
+    }
+
+    ActorContext ctx;
+    WiredTask wired;
+    ActorTask* task;  // owned by `run`'s task
+    rt::JoinHandle<Status> run;
+};
+
 // A started actor with nothing to do holds no coroutine of its task: it waits parked, a wake
 // serves the action from a posted handler and parks again, and a Stop resumes the coroutine for
 // the shutdown.
 TEST(ActorTaskParked, IdleActorParksBetweenActionsAndStopsFromParked) {
     rt::TestRuntime rt;
-    auto ctx = new_with_kv(rt, "actor-parked", "task-parked", std::make_shared<InMemoryKv>());
-    auto wired = new_wired_task("actor-parked", ctx, answering_factory());
-    ActorTask* task = wired.task.get();
+    StartedActor actor(rt, "actor-parked");
     rt.block_on([&]() -> Task<void> {
-        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
-        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
-        co_await rt.clock().sleep_for(10ms);
-        EXPECT_TRUE(task->parked());
+        co_await actor.start(rt.clock());
+        EXPECT_TRUE(actor.task->parked());
         for (int i = 0; i < 3; ++i) {
-            auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
-            DispatchCommand action = dispatch::Action{
-                "ping", {}, ConnHandle("conn-parked", {}, {}, false), std::move(action_tx)};
-            EXPECT_TRUE(wired.dispatch_tx.send(std::move(action)));
-            auto reply = co_await action_rx.recv();
-            CO_ASSERT(reply.has_value() && reply->ok());
-            EXPECT_EQ(reply->value(), Bytes{1});
+            co_await expect_ping(actor.wired.dispatch_tx, "conn-parked");
             co_await rt.clock().sleep_for(1ms);  // the wakes the action's end caused are served
-            EXPECT_TRUE(task->parked()) << "parked again after serving action " << i;
+            EXPECT_TRUE(actor.task->parked()) << "parked again after serving action " << i;
         }
-        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+        CO_ASSERT((co_await send_and_wait(actor.wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
                                           ShutdownKind::Destroy))
                       .ok());
-        auto joined = co_await run.join();
+        auto joined = co_await actor.run.join();
         CO_ASSERT(joined.is_ok());
         EXPECT_TRUE(joined.value().ok());
     }());
@@ -163,20 +183,16 @@ TEST(ActorTaskParked, IdleActorParksBetweenActionsAndStopsFromParked) {
 // is gone, so nothing can be sent to it any more.
 TEST(ActorTaskParked, AbortWhileParkedDestroysTheTask) {
     rt::TestRuntime rt;
-    auto ctx = new_with_kv(rt, "actor-parked-abort", "task-parked", std::make_shared<InMemoryKv>());
-    auto wired = new_wired_task("actor-parked-abort", ctx, answering_factory());
-    ActorTask* task = wired.task.get();
+    StartedActor actor(rt, "actor-parked-abort");
     rt.block_on([&]() -> Task<void> {
-        auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
-        CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
-        co_await rt.clock().sleep_for(10ms);
-        CO_ASSERT(task->parked());
-        EXPECT_FALSE(wired.dispatch_tx.is_closed());
-        run.abort();
-        auto joined = co_await run.join();
+        co_await actor.start(rt.clock());
+        CO_ASSERT(actor.task->parked());
+        EXPECT_FALSE(actor.wired.dispatch_tx.is_closed());
+        actor.run.abort();
+        auto joined = co_await actor.run.join();
         EXPECT_TRUE(joined.is_aborted());
-        EXPECT_TRUE(wired.dispatch_tx.is_closed());
-        EXPECT_TRUE(wired.lifecycle_tx.is_closed());
+        EXPECT_TRUE(actor.wired.dispatch_tx.is_closed());
+        EXPECT_TRUE(actor.wired.lifecycle_tx.is_closed());
     }());
 }
 
@@ -189,13 +205,7 @@ TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
     rt.block_on([&]() -> Task<void> {
         auto run = ActorTask::spawn(rt.executor(), std::move(wired.task));
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Start)).ok());
-        auto [action_tx, action_rx] = rt::oneshot<Result<Bytes>>();
-        DispatchCommand action = dispatch::Action{
-            "ping", {}, ConnHandle("conn-log-flow", {}, {}, false), std::move(action_tx)};
-        EXPECT_TRUE(wired.dispatch_tx.send(std::move(action)));
-        auto reply = co_await action_rx.recv();
-        CO_ASSERT(reply.has_value() && reply->ok());
-        EXPECT_EQ(reply->value(), Bytes{1});
+        co_await expect_ping(wired.dispatch_tx, "conn-log-flow");
         CO_ASSERT((co_await send_and_wait(wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
                                           ShutdownKind::Destroy))
                       .ok());
