@@ -11,6 +11,9 @@
 namespace rivetkit::core {
 namespace {
 
+// The live loop's arms (with_arms): what ready_arm returns when none is ready.
+constexpr std::size_t kArms = 7;
+
 // How long the actor's database goes unused before its connection is closed (its pages kept).
 constexpr std::chrono::seconds kDatabaseIdleClose{2};
 
@@ -167,7 +170,7 @@ ActorTask::Next ActorTask::advance() {
         if (!database_idle_deadline_ && ctx.take_database_touched())
             database_idle_deadline_ = ctx.clock().now() + kDatabaseIdleClose;
         const std::size_t arm = with_arms([](auto&&... arms) { return rt::ready_arm(arms...); });
-        if (arm == 7)
+        if (arm == kArms)
             return Next{Kind::Wait};
         switch (arm == 6 ? which_timer() : arm) {
             case 0:
