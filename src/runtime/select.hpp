@@ -196,9 +196,7 @@ boost::asio::awaitable<void> wait_ready_arms(std::tuple<Arms...> arms) {
 template <typename... Arms>
 boost::asio::awaitable<std::size_t> select_arms(std::tuple<Arms...> arms) {
     constexpr auto indices = std::index_sequence_for<Arms...>{};
-    if (!any_enabled(arms, indices)) {
-        throw std::logic_error("rt::select: every arm is disabled");
-    }
+    require_enabled(arms);
     for (;;) {
         std::size_t winner = first_ready(arms, indices);
         if (winner < sizeof...(Arms)) {
