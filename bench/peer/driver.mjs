@@ -81,12 +81,28 @@ async function closedLoop(callers, seconds, call) {
     return { ops: latencies.length, latencies };
 }
 
+// Calls `call(i)` at `perSecond` for `seconds`, each started on time whether or not the ones
+// before have answered.
+async function openLoop(perSecond, seconds, call) {
+    const n = Math.round(perSecond * seconds);
+    const start = performance.now();
+    const calls = [];
+    for (let i = 0; i < n; i++) {
+        const wait = start + (i * 1000) / perSecond - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        calls.push(timed(() => call(i)));
+    }
+    const latencies = await Promise.all(calls);
+    return { ops: n, latencies };
+}
+
 const { createClient } = await importPackage("rivetkit", "./client");
 const client = createClient({ endpoint: args.endpoint, namespace: "default", poolName: "default" });
 const run = `${process.pid}`;
 const seqOps = quick ? 100 : 500;
 const loadSeconds = quick ? 3 : 10;
 const callers = 16;
+const httpRate = 100;
 const results = [];
 const only = typeof args.only === "string" ? new RegExp(args.only) : null;
 const want = (group) => !only || only.test(group);
@@ -141,6 +157,15 @@ for (const [label, actorsFor] of want("throughput")
             closedLoop(callers, loadSeconds, (i) => handles[i].increment(1)),
         ),
     );
+    if (label === "16 actors") {
+        // The same actors at a fixed 100 actions/s (open loop), below either host's saturation:
+        // latency and the engine's CPU per action at equal load, without the engine's queueing.
+        results.push(
+            await measure(`HTTP actions, 16 actors, ${httpRate}/s`, () =>
+                openLoop(httpRate, loadSeconds, (i) => handles[i % callers].increment(1)),
+            ),
+        );
+    }
     const conns = handles.map((h) => h.connect());
     await Promise.all(conns.map((c) => c.increment(0)));
     results.push(
