@@ -181,26 +181,17 @@ std::size_t take_ready(std::tuple<Arms...>& arms) {
     return winner;
 }
 
-template <typename... Arms>
-boost::asio::awaitable<void> wait_ready_arms(std::tuple<Arms...> arms) {
-    constexpr auto indices = std::index_sequence_for<Arms...>{};
-    require_enabled(arms);
-    while (first_ready(arms, indices) == sizeof...(Arms)) {
-        Suspension suspension;
-        std::tuple<typename Arms::Node...> nodes(same_suspension<Arms>(suspension)...);
-        subscribe_enabled(arms, nodes, indices);
-        co_await suspension.wait();
-    }
-}
-
-template <typename... Arms>
+// Waits until an arm is ready and returns the first ready one; `take` also takes it (a Notify
+// arm's permit), as select does, where wait_ready leaves it.
+template <bool take, typename... Arms>
 boost::asio::awaitable<std::size_t> select_arms(std::tuple<Arms...> arms) {
     constexpr auto indices = std::index_sequence_for<Arms...>{};
     require_enabled(arms);
     for (;;) {
         std::size_t winner = first_ready(arms, indices);
         if (winner < sizeof...(Arms)) {
-            on_win(arms, winner, indices);
+            if constexpr (take)
+                on_win(arms, winner, indices);
             co_return winner;
         }
         Suspension suspension;
@@ -222,7 +213,8 @@ auto when(bool enabled, S&& source) {
 
 template <typename... Sources>
 boost::asio::awaitable<std::size_t> select(Sources&&... sources) {
-    return detail::select_arms(std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...));
+    return detail::select_arms<true>(
+        std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...));
 }
 
 // select without waiting: the index of the first ready arm (a winning Notify arm's permit is
@@ -234,11 +226,11 @@ std::size_t ready_arm(Sources&&... sources) {
     return detail::take_ready(arms);
 }
 
-// Suspends until at least one arm is ready, and takes nothing (a Notify's permit stays): for a
-// loop that asks ready_arm again after every wake.
+// select that takes nothing (a Notify's permit stays): the first ready arm, for a loop that asks
+// ready_arm again after every wake.
 template <typename... Sources>
-boost::asio::awaitable<void> wait_ready(Sources&&... sources) {
-    return detail::wait_ready_arms(
+boost::asio::awaitable<std::size_t> wait_ready(Sources&&... sources) {
+    return detail::select_arms<false>(
         std::make_tuple(detail::make_arm(std::forward<Sources>(sources))...));
 }
 

@@ -204,3 +204,16 @@ TEST(Parking, TheFirstWakeAfterParkCallsOnWakeOnceUntilParkedAgain) {
     EXPECT_EQ(parking.wakes, 2);
     EXPECT_THROW(parking.park(rt::when(false, rx)), std::logic_error);
 }
+
+TEST(Select, WaitReadyWaitsForAnArmAndTakesNothing) {
+    rt::TestRuntime rt;
+    rt::Notify notify;
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    auto waiting = rt::spawn(rt.executor(), rt::wait_ready(rx, notify));
+    rt.run_until_idle();
+    EXPECT_FALSE(waiting.is_finished()) << "nothing was ready";
+    notify.notify_one();
+    EXPECT_EQ(rt.block_on(waiting.join()).value(), 1u);
+    EXPECT_TRUE(notify.try_acquire()) << "wait_ready took the permit";
+    EXPECT_THROW(rt.block_on(rt::wait_ready(rt::when(false, rx))), std::logic_error);
+}

@@ -240,7 +240,7 @@ boost::asio::awaitable<LiveExit> ActorTask::run_live(Next next, bool may_park) {
                     park();
                     co_return LiveExit::parked();
                 }
-                co_await with_arms([](auto&&... arms) { return rt::wait_ready(arms...); });
+                (void)co_await with_arms([](auto&&... arms) { return rt::wait_ready(arms...); });
                 break;
             case Kind::Lifecycle: {
                 auto command = lifecycle_inbox_.try_recv();
@@ -293,7 +293,8 @@ void ActorTask::Parked::on_wake() noexcept {
 }
 
 // What the coroutine loop would do after its wait, without one: serve every ready arm that
-// needs no await, then park again, finish, or resume the coroutine at the arm that awaits.
+// needs no await, then park again, or resume the coroutine at the arm that awaits (or at the
+// live phase's end, which it finishes).
 void ActorTask::serve_parked(const std::shared_ptr<ActorTask>& self) {
     parked_.unpark();
     Next next;
@@ -303,17 +304,12 @@ void ActorTask::serve_parked(const std::shared_ptr<ActorTask>& self) {
         handoff_->finish(rt::Joined<Status>::failed(std::current_exception()));
         return;
     }
-    if (next.kind == Next::Kind::Wait) {
+    if (next.kind == Next::Kind::Wait)
         park();
-    } else if (next.kind == Next::Kind::Exit && next.exit.kind == LiveExit::Kind::Terminated) {
-        handoff_->finish(rt::Joined<Status>::ok(Status{}));
-    } else {
+    else
         (void)handoff_->resume(run_spawned(self, next));
-    }
 }
 
-// Not inline in run_live: a command (~250 bytes) held there would be in its frame, which an
-// awake actor keeps for its whole life.
 bool ActorTask::dispatch_next() {
     auto command = dispatch_inbox_.try_recv();
     if (!command) {
