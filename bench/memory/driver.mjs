@@ -5,9 +5,9 @@
 // after the actors and after the connections, and writes one JSON document to --out.
 //
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--actors N] [--conns N]
-//                   [--actor resident --action touch --event touched]   (the actor and its calls:
-//                   `--actor counter --action increment --event newCount` for the peer
-//                   benchmark's hosts, the TypeScript one included; the action gets 1 as argument)
+//                   [--actor resident --action touch --event touched]   (the actor and its calls,
+//                   these by default: both the C++ and the TypeScript host serve `resident`; the
+//                   action gets 1 as argument)
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 import { cpuMs, driverArgs, rssKb } from "../driver_common.mjs";

@@ -1,6 +1,7 @@
 // The memory-budget benchmark's host (run.sh here): rivetkit-host's registry serving `resident`,
 // an actor that never sleeps (so every actor the driver creates stays awake while it measures),
-// keeps a small state and broadcasts to its connections.
+// keeps a small state and broadcasts to its connections; and rivetkit-host's example actors, so
+// the peer benchmark (bench/peer) runs every scenario against this one process.
 
 #include <malloc.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "examples.hpp"
 #include "rivetkit/registry.hpp"
 #include "rivetkit/rivetkit.hpp"
 
@@ -81,9 +83,12 @@ int main(int argc, char** argv) {
                                              return c.state().touches;
                                          })
                                  .options(options));
-    registry.describe("The memory-budget benchmark's never-sleeping actor (bench/memory).");
-    registry.on_ready([](const HostInfo&) {
-        std::printf("memory host ready\n");
+    examples::use_examples(registry);
+    registry.describe(
+        "The memory and peer benchmarks' host: a never-sleeping actor and the example actors.");
+    registry.on_ready([](const HostInfo& info) {
+        std::printf("memory host ready\n  endpoint:  %s  (namespace %s, pool %s, %u threads)\n",
+                    info.endpoint.c_str(), info.ns.c_str(), info.pool.c_str(), info.threads);
         std::fflush(stdout);
     });
     return registry.run(argc, argv);

@@ -8,7 +8,7 @@
 #   bash bench/memory/run.sh --stand-in [--actors N] [--conns N]
 #
 # --ts runs the same load on upstream's TypeScript host (tests/interop/js/ts_host.mjs, its
-# `counter` actor) instead, for the engine's side of the comparison.
+# `resident` actor) instead, for the engine's side of the comparison.
 # --stand-in runs the host against the engine stand-in (stand_in_engine.cpp) instead of engine
 # 2.3.19, which cannot keep more than ~1,500 actors awake on two cores: the host's side only.
 #
@@ -60,17 +60,15 @@ engine_start "$tmp"
 if [[ -n $ts ]]; then
     RIVET_ENDPOINT="$engine_endpoint" node tests/interop/js/ts_host.mjs >"$tmp/host.log" 2>&1 &
     ready='^ready$'
-    calls=(--actor counter --action increment --event newCount)
 else
     RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=info "$host_bin" >"$tmp/host.log" 2>&1 &
     ready="memory host ready"
-    calls=()
 fi
 host_pid=$!
 host_wait_ready memory "$tmp/host.log" "$ready" 60 || exit 1
 echo "memory: host ready on $engine_endpoint; $actors actors, $conns connections" >&2
 node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" --host-pid "$host_pid" \
-    --out "$tmp/result.json" --actors "$actors" --conns "$conns" "${calls[@]}" 2> >(tee "$tmp/driver.log" >&2)
+    --out "$tmp/result.json" --actors "$actors" --conns "$conns" 2> >(tee "$tmp/driver.log" >&2)
 if [[ -n $ts ]]; then  # the TypeScript host logs in its own format
     started=n/a stopped=n/a
 else
@@ -85,7 +83,7 @@ const mib = (kb) => (kb / 1024).toFixed(1);
 const budgetKb = 64 * 1024 + 32 * r.actors + 16 * r.connections;
 console.log(`| actors started / stopped meanwhile | ${started} / ${stopped} |`);
 console.log(`| host RSS: baseline / ${r.actors} actors / + ${r.connections} connections / after a broadcast each / after 20 s idle | ${r.samples.map((s) => mib(s.host_rss_kb)).join(" / ")} MiB |`);
-console.log(`| host RSS per awake actor / per connection | ${r.host_kb_per_actor.toFixed(1)} KB / ${r.host_kb_per_connection.toFixed(1)} KB |`);
+console.log(`| host RSS per awake actor / per connection | ${r.host_kb_per_actor.toFixed(1)} KB / ${r.connections ? r.host_kb_per_connection.toFixed(1) + " KB" : "n/a"} |`);
 console.log(`| budget (64 MiB + 32 KiB per actor + 16 KiB per connection) | ${mib(budgetKb)} MiB: ${r.host_rss_kb <= budgetKb ? "within" : "OVER"} (${(100 * r.host_rss_kb / budgetKb).toFixed(0)} %) |`);
 console.log(`| engine RSS at the end | ${mib(r.engine_rss_kb)} MiB |`);
 console.log(`| create: wall / engine CPU per actor / host CPU per actor | ${r.create_seconds.toFixed(0)} s / ${r.engine_cpu_ms_per_actor.toFixed(1)} ms / ${r.host_cpu_ms_per_actor.toFixed(2)} ms (${r.create_retries} retried) |`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The peer benchmark: the same `counter` actor served by upstream's TypeScript host (rivetkit
+# The peer benchmark: the same actors (`counter`, and `resident` for the awake scenario) served by upstream's TypeScript host (rivetkit
 # 2.3.19, tests/interop/js/ts_host.mjs) and by rivetkit-host, each on its own fresh engine 2.3.19
 # (one after the other, same machine, same invocation), driven by the official TypeScript client
 # (driver.mjs). Prints a side-by-side table with C++/TS ratios (report.mjs); see bench/README.md.
@@ -14,7 +14,13 @@
 # operation drifts between runs minutes apart, so one run per host cannot rank engine cost.
 # The one-thread run happens once. Default: 1 round with --quick, 3 otherwise.
 #
-# Env: RIVETKIT_HOST_BIN (default: builds build/release/examples/host/rivetkit-host),
+# The C++ side is rivetkit-host's registry with the example actors plus `resident`, the memory
+# benchmark's never-sleeping actor (bench/memory/memory_host.cpp), which the awake scenario needs:
+# its actors must all be awake when the RSS is read, and creating 1,000 takes longer than the
+# counter's 30 s sleep timeout. ts_host.mjs serves the same `resident`.
+#
+# Env: RIVETKIT_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host; any
+#      host serving `counter` and `resident` that prints "endpoint:" once ready),
 #      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,9 +47,9 @@ done
 host_bin="${RIVETKIT_HOST_BIN:-}"
 if [[ -z $host_bin ]]; then
     cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
-        -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=OFF >/dev/null
-    cmake --build build/release -j "$jobs" --target rivetkit-host >/dev/null
-    host_bin=build/release/examples/host/rivetkit-host
+        -DRIVETKIT_TESTS=OFF -DRIVETKIT_BENCH=ON >/dev/null
+    cmake --build build/release -j "$jobs" --target rivetkit-memory-host >/dev/null
+    host_bin=build/release/bench/memory/rivetkit-memory-host
 fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-peer-XXXXXX")"

@@ -44,6 +44,20 @@ export const counter = actor({
     },
 });
 
+// The memory and peer benchmarks' never-sleeping actor (bench/memory/memory_host.cpp is its C++
+// twin): every actor a benchmark creates stays awake while it reads the host's RSS.
+export const resident = actor({
+    createState: () => ({ touches: 0 }),
+    actions: {
+        touch: (c, by) => {
+            c.state.touches += by;
+            c.broadcast("touched", c.state.touches);
+            return c.state.touches;
+        },
+    },
+    options: { noSleep: true },
+});
+
 // The actor both runtimes serve in tests/interop/two_runtimes_test.cpp (the C++ twin is defined
 // there): state, user KV, queue, a scheduled action and a user table in the actor's database.
 export const vault = actor({
@@ -121,7 +135,7 @@ export const vault = actor({
 });
 
 const registry = setup({
-    use: { counter, vault },
+    use: { counter, resident, vault },
     // An endpoint on 127.0.0.1 would otherwise make rivetkit start its local "Services" host.
     startServices: false,
     noWelcome: true,
