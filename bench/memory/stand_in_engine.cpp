@@ -70,6 +70,8 @@ struct Options {
     int conns = 1'000;
     int idle_s = 20;
     int window = 32;  // creates (and connection opens) in flight at once
+    int rate = 0;     // creates sent per second at most (0: as fast as the window allows)
+    int warmup = 16;  // actors created before the baseline reading, beyond --actors
     std::string log = "/dev/null";
     std::vector<std::string> host;
 };
@@ -519,16 +521,32 @@ asio::awaitable<int> StandIn::drive() {
     co_await pause(1s);
     if (!co_await wait_until([this] { return ready(); }, 60s, "the host's envoys"))
         co_return 1;
-    const double base_rss = host_.rss_mib();
-    const double base_heap = co_await heap_mib();
-
-    // Creates, `window` at a time, as the engine places actors on the host.
-    const auto created_from = std::chrono::steady_clock::now();
-    const double cpu_before_create = host_.cpu_ms();
-    for (int i = 0; i < o_.actors; ++i) {
+    // Creates, `window` at a time and at most `rate` a second, as the engine places actors on
+    // the host. The first `warmup` come before the baseline: what any first actor brings in once
+    // (code pages, pools) is not what each further actor costs.
+    const int total = o_.warmup + o_.actors;
+    double base_rss = host_.rss_mib();
+    double base_heap = co_await heap_mib();
+    auto created_from = std::chrono::steady_clock::now();
+    double cpu_before_create = host_.cpu_ms();
+    for (int i = 0; i < total; ++i) {
+        if (i == o_.warmup && i > 0) {
+            if (!co_await wait_until([&] { return running_ + stopped_ >= i; }, 60s, "warm-up"))
+                co_return 1;
+            base_rss = host_.rss_mib();
+            base_heap = co_await heap_mib();
+            created_from = std::chrono::steady_clock::now();
+            cpu_before_create = host_.cpu_ms();
+        }
         if (!co_await wait_until([&] { return i - running_ - stopped_ < o_.window; }, 60s,
                                  "creates"))
             co_return 1;
+        if (o_.rate > 0 && i >= o_.warmup) {
+            const auto due = created_from + std::chrono::microseconds(
+                                                std::int64_t{i - o_.warmup} * 1'000'000 / o_.rate);
+            if (const auto now = std::chrono::steady_clock::now(); due > now)
+                co_await pause(std::chrono::duration_cast<std::chrono::milliseconds>(due - now));
+        }
         proto::CommandStartActor start;
         start.config.name = "resident";
         start.config.key = "k" + std::to_string(i);
@@ -544,7 +562,7 @@ asio::awaitable<int> StandIn::drive() {
         link = links_[static_cast<std::size_t>(i) % links_.size()];  // placed round robin
         send(link, proto::ToEnvoy{std::move(commands)});
     }
-    if (!co_await wait_until([&] { return running_ + stopped_ >= o_.actors; }, 120s,
+    if (!co_await wait_until([&] { return running_ + stopped_ >= total; }, 120s,
                              "the last creates"))
         co_return 1;
     const double create_s =
@@ -650,6 +668,12 @@ Options parse(int argc, char** argv) {
             o.conns = number("--conns");
         else if (a == "--idle-s")
             o.idle_s = number("--idle-s");
+        else if (a == "--window")
+            o.window = number("--window");
+        else if (a == "--rate")
+            o.rate = number("--rate");
+        else if (a == "--warmup")
+            o.warmup = number("--warmup");
         else if (a == "--log" && i + 1 < argc)
             o.log = argv[++i];
         else if (a == "--") {
@@ -658,12 +682,14 @@ Options parse(int argc, char** argv) {
         } else {
             std::fprintf(
                 stderr,
-                "usage: %s [--actors N] [--conns N] [--idle-s N] [--log FILE] -- HOST [ARGS...]\n",
+                "usage: %s [--actors N] [--conns N] [--idle-s N] [--window N] [--rate N] "
+                "[--warmup N] [--log FILE] -- HOST [ARGS...]\n",
                 argv[0]);
             std::exit(2);
         }
     }
-    if (o.host.empty() || o.actors < 0 || o.conns < 0 || (o.conns > 0 && o.actors == 0)) {
+    if (o.host.empty() || o.actors < 0 || o.conns < 0 || (o.conns > 0 && o.actors == 0) ||
+        o.window < 1 || o.rate < 0 || o.warmup < 0) {
         std::fprintf(stderr, "stand-in: name the host to run after --, and actors for the conns\n");
         std::exit(2);
     }
