@@ -46,7 +46,7 @@ struct HostConfig {
     // SQLite connections the actors' databases keep open between uses, process-wide, least
     // recently used closed first (a quiet database closes its own after two seconds anyway).
     // Each costs ~22 KB; a database used again after its connection was closed reopens it
-    // (~0.1 ms, reading nothing from the engine). RIVET_SQLITE_CONNECTIONS; 0: 128.
+    // (~0.1 ms, reading nothing from the engine). RIVET_SQLITE_CONNECTIONS; 0: 16.
     std::size_t sqlite_connections = 0;
     // The engine binary started when no endpoint is given. RIVET_ENGINE_BIN; unset: the one
     // installed with the package (cmake --install puts it in libexec/rivetkit), else the pinned

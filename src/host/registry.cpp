@@ -148,7 +148,7 @@ void print_usage(FILE* out, const std::string& program, const std::string& descr
         "                    RIVET_SQLITE_CONNECTIONS\n"
         "                                      SQLite connections the actors' databases keep\n"
         "                                      open between uses, least recently used closed\n"
-        "                                      first (~22 KB each; default 0: 128)\n"
+        "                                      first (~22 KB each; default 0: 16)\n"
         "  --engine-bin PATH RIVET_ENGINE_BIN  the engine binary to start (default: the one\n"
         "                                      installed with rivetkit-cpp)\n"
         "  --log-level L     RIVET_LOG_LEVEL   trace, debug, info (default), warn, error\n"

@@ -79,8 +79,12 @@ bool wait_for_workers(std::chrono::milliseconds bound);
 // past the limit, the least recently used closes at once, as after its quiet seconds. A burst of
 // actor starts then holds at most this many connections (~22 KB each) open, not one per actor
 // started within two seconds, whose memory glibc would mostly keep once they close. Past the
-// limit, a database used again reopens (~0.1 ms, reading nothing from the page store).
-inline constexpr std::size_t kDefaultReusableConnectionLimit = 128;
+// limit, a database used again reopens (~0.1 ms, reading nothing from the page store). 16: what
+// the connections open at a burst's peak held stays in the process's RSS after they close (the
+// blocks of actors started meanwhile sit between theirs), so 128 cost ~3 KB per actor against 16
+// with 1,000 actors (bench/README.md); 16 still keep a hot set of 16 actors, each saving once a
+// second, from reopening.
+inline constexpr std::size_t kDefaultReusableConnectionLimit = 16;
 // Sets the limit (at least 1) and returns the previous one; for hosts and tests.
 std::size_t set_reusable_connection_limit(std::size_t limit);
 
