@@ -76,7 +76,7 @@ TEST(HostExecutable, ServesTheExamplesAndDrainsOnSignals) {
               std::string::npos)
         << host->out();
     ASSERT_TRUE(wait_any_envoy(**engine));
-    EXPECT_EQ(logged_number(host->err(), "sqlite_connections"), std::optional<long>(128))
+    EXPECT_EQ(logged_number(host->err(), "sqlite_connections"), std::optional<long>(16))
         << host->err();
     for (int expected : {1, 2}) {
         auto r = http_request((*engine)->guard_port(), "POST", kTarget, R"({"args":[1]})",
