@@ -247,16 +247,18 @@ if (want("awake")) {
     const n = args.awake ? Number(args.awake) : quick ? 100 : 1000;
     const parallel = 8;
     const warmup = 16;
-    // With many actors awake the engine sometimes times out routing a create
-    // (route_resolve_query_timeout, after 15 s): such a create is retried a second later, up to
-    // 20 times, its latency counting until it answers, and the retries are reported.
+    // With many actors awake the engine sometimes times out routing a create or waiting for the
+    // actor (route_resolve_query_timeout, actor_ready_timeout; after 15 s): such a create is
+    // retried a second later, up to 20 times, its latency counting until it answers, and the
+    // retries are reported. Any other error ends the run.
+    const engineTimeouts = ["route_resolve_query_timeout", "actor_ready_timeout"];
     let retries = 0;
     const create = async (key) => {
         for (let attempt = 1; ; attempt++) {
             try {
                 return await client.resident.getOrCreate([key]).touch(1);
             } catch (e) {
-                if (attempt === 20) throw e;
+                if (attempt === 20 || !engineTimeouts.includes(e?.code)) throw e;
                 retries += 1;
                 await new Promise((ok) => setTimeout(ok, 1000));
             }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The peer benchmark: the same actors (`counter`, and `resident` for the awake scenario) served by upstream's TypeScript host (rivetkit
-# 2.3.19, tests/interop/js/ts_host.mjs) and by rivetkit-host, each on its own fresh engine 2.3.19
-# (one after the other, same machine, same invocation), driven by the official TypeScript client
-# (driver.mjs). Prints a side-by-side table with C++/TS ratios (report.mjs); see bench/README.md.
+# The peer benchmark: the same actors (`counter`, and `resident` for the awake scenario) served by
+# upstream's TypeScript host (rivetkit 2.3.19, tests/interop/js/ts_host.mjs) and by rivetkit-host,
+# each on its own fresh engine 2.3.19 (one after the other, same machine, same invocation), driven
+# by the official TypeScript client (driver.mjs). Prints a side-by-side table with C++/TS ratios
+# (report.mjs); see bench/README.md.
 #
 #   bash bench/peer/run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]
 #
