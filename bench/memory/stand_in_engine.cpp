@@ -688,9 +688,12 @@ Options parse(int argc, char** argv) {
             std::exit(2);
         }
     }
-    if (o.host.empty() || o.actors < 0 || o.conns < 0 || (o.conns > 0 && o.actors == 0) ||
-        o.window < 1 || o.rate < 0 || o.warmup < 0) {
+    if (o.host.empty() || o.actors < 0 || o.conns < 0 || (o.conns > 0 && o.actors == 0)) {
         std::fprintf(stderr, "stand-in: name the host to run after --, and actors for the conns\n");
+        std::exit(2);
+    }
+    if (o.window < 1 || o.rate < 0 || o.warmup < 0) {
+        std::fprintf(stderr, "stand-in: --window is at least 1, --rate and --warmup at least 0\n");
         std::exit(2);
     }
     return o;
