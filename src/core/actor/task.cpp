@@ -11,8 +11,10 @@
 namespace rivetkit::core {
 namespace {
 
-// The live loop's arms (with_arms): what ready_arm returns when none is ready.
+// The live loop's arms (with_arms): what ready_arm returns when none is ready, and the last one,
+// the timer the four deadlines share (which_timer tells which is due).
 constexpr std::size_t kArms = 7;
+constexpr std::size_t kTimerArm = kArms - 1;
 
 // How long the actor's database goes unused before its connection is closed (its pages kept).
 constexpr std::chrono::seconds kDatabaseIdleClose{2};
@@ -172,7 +174,7 @@ ActorTask::Next ActorTask::advance() {
         const std::size_t arm = with_arms([](auto&&... arms) { return rt::ready_arm(arms...); });
         if (arm == kArms)
             return Next{Kind::Wait};
-        switch (arm == 6 ? which_timer() : arm) {
+        switch (arm == kTimerArm ? which_timer() : arm) {
             case 0:
                 return Next{Kind::Lifecycle};
             case 1: {
