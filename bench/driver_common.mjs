@@ -75,3 +75,26 @@ export function tcpStats(pid) {
     }
     return t;
 }
+
+// The malloc heap in use of a host with the memory host's heap probe (MEMORY_HOST_HEAP_FILE,
+// bench/memory/memory_host.cpp): asks it for a fresh reading (SIGUSR1 to the pid the file names)
+// and waits up to 2 s for it, in bytes. null without a probe or when no reading came.
+export async function heapBytes(file) {
+    const read = () => {
+        try {
+            const [pid, sequence, bytes] = fs.readFileSync(file, "utf8").trim().split(" ").map(Number);
+            return { pid, sequence, bytes };
+        } catch {
+            return null;
+        }
+    };
+    const before = file ? read() : null;
+    if (!before) return null;
+    process.kill(before.pid, "SIGUSR1");
+    for (let waited = 0; waited < 2000; waited += 10) {
+        await new Promise((ok) => setTimeout(ok, 10));
+        const now = read();
+        if (now && now.sequence > before.sequence) return now.bytes;
+    }
+    return null;
+}

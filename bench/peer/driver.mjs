@@ -4,13 +4,15 @@
 // /proc/<pid>/stat, all threads), plus the host's RSS. Writes one JSON document to --out.
 //
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--quick]
-//                   [--only REGEX] [--awake N]
+//                   [--only REGEX] [--awake N] [--heap-file F]
 //
+// --heap-file: where a host with the memory host's heap probe writes its malloc heap in use (the
+// awake scenario then reports heap per actor beside RSS per actor).
 // --only runs the scenario groups whose key matches (cold, sequential, throughput, fanout, sleep,
 // awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, diskWriteBytes, driverArgs, rssKb, tcpStats } from "../driver_common.mjs";
+import { cpuMs, diskWriteBytes, driverArgs, heapBytes, rssKb, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const quick = Boolean(args.quick);
@@ -266,6 +268,7 @@ if (want("awake")) {
     };
     for (let i = 0; i < warmup; i++) await create(`awake-warmup-${run}-${i}`);
     retries = 0;
+    const heap0 = await heapBytes(args["heap-file"]);
     const rss0 = rssKb(hostPid);
     const r = await measure(`${n} awake actors (8 creating at a time)`, async () => {
         const latencies = [];
@@ -281,6 +284,8 @@ if (want("awake")) {
         return { ops: n, latencies, extra: { create_retries: retries } };
     });
     r.host_rss_kb_per_actor = (rssKb(hostPid) - rss0) / n;
+    const heap1 = await heapBytes(args["heap-file"]);
+    if (heap0 !== null && heap1 !== null) r.host_heap_kb_per_actor = (heap1 - heap0) / 1024 / n;
     results.push(r);
 }
 

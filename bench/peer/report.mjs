@@ -56,6 +56,8 @@ for (const t of ts.results) {
     if (t.host_rss_kb_per_actor !== undefined)
         rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
             ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);
+    if (c.host_heap_kb_per_actor !== undefined)
+        rows.push(["", "host heap in use KB/actor (malloc)", "–", fmt(c.host_heap_kb_per_actor), ""]);
     if (t.create_retries !== undefined)
         rows.push(["", "creates retried (engine timeouts)", fmt(t.create_retries), fmt(c.create_retries), ""]);
 }

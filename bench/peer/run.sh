@@ -22,7 +22,8 @@
 #
 # Env: RIVETKIT_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host; any
 #      host serving `counter` and `resident` that prints "endpoint:" once ready),
-#      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results.
+#      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results,
+#      RIVET_LOG_LEVEL the hosts' log level (default warn).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
@@ -71,12 +72,14 @@ run_one() {
     local label=$1 ready=$2; shift 2
     mkdir -p "$tmp/$label"
     engine_start "$tmp/$label"
-    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "$@" >"$tmp/$label/host.log" 2>&1 &
+    # A host with the memory host's heap probe writes its malloc heap in use there (others ignore it).
+    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL="${RIVET_LOG_LEVEL:-warn}" \
+        MEMORY_HOST_HEAP_FILE="$tmp/$label/heap" "$@" >"$tmp/$label/host.log" 2>&1 &
     host_pid=$!
     host_wait_ready "peer: $label" "$tmp/$label/host.log" "$ready" 60 || return 1
     echo "peer: $label host ready on $engine_endpoint" >&2
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
-        --host-pid "$host_pid" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
+        --host-pid "$host_pid" --heap-file "$tmp/$label/heap" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
         echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
     stop_host
 
