@@ -11,17 +11,22 @@
 
 namespace rivetkit::envoy::detail {
 
+namespace {
+proto::EventWrapper wrapped(const ActorKey& key, const PendingEvent& e) {
+    return proto::EventWrapper{proto::ActorCheckpoint{key.actor_id, key.generation, e.index},
+                               e.inner};
+}
+}  // namespace
+
 void push_event(EnvoyState& st, const ActorKey& key, proto::Event event) {
     auto& history = st.events[key];
-    proto::EventWrapper wrapper{
-        proto::ActorCheckpoint{key.actor_id, key.generation, history.next_index++},
-        std::move(event)};
+    PendingEvent pending{history.next_index++, std::move(event)};
     if (st.connected) {
         proto::ToRivetEvents batch;
-        batch.value.push_back(wrapper);
+        batch.value.push_back(wrapped(key, pending));
         st.send(proto::ToRivet{std::move(batch)});
     }
-    history.unacked.push_back(std::move(wrapper));
+    history.unacked.push_back(std::move(pending));
 }
 
 namespace {
@@ -61,11 +66,11 @@ void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack) {
             continue;
         auto& unacked = it->second.unacked;
         auto acked = std::find_if(unacked.begin(), unacked.end(), [&](const auto& e) {
-            return e.checkpoint.index > cp.index;
+            return e.index > cp.index;
         });
         unacked.erase(unacked.begin(), acked);
         if (unacked.empty())
-            std::vector<proto::EventWrapper>().swap(unacked);  // an idle actor holds nothing
+            std::vector<PendingEvent>().swap(unacked);  // an idle actor holds nothing
     }
     prune_finished_histories(st);
 }
@@ -74,7 +79,7 @@ void replay_events(EnvoyState& st) {
     proto::ToRivetEvents batch;
     for (auto& [key, history] : st.events) {
         for (const auto& e : history.unacked)
-            batch.value.push_back(e);
+            batch.value.push_back(wrapped(key, e));
         if (history.finished) {
             history.sent_at = st.clock.now();
             history.sent_on = st.connection_serial;

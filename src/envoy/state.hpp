@@ -78,10 +78,19 @@ struct ActorEntry {
     std::optional<proto::ActorIntent> deferred_intent;
 };
 
+// An event kept until the engine acknowledges it. Its checkpoint's actor and generation are the
+// history's key, so they are not stored again: engine 2.3.19 acknowledges only every 250 events,
+// so an awake actor keeps its first events (Running, ...) as long as it lives, and a copy of its
+// 30-character id in each was a heap block per event.
+struct PendingEvent {
+    std::int64_t index = 0;
+    proto::Event inner;
+};
+
 struct EventHistory {
     std::int64_t next_index = 0;
     // A vector, not a deque: an empty deque still holds a 512-byte block, for every actor.
-    std::vector<proto::EventWrapper> unacked;
+    std::vector<PendingEvent> unacked;
     // The actor generation reported Stopped. The history stays (replayed after every reconnect)
     // until the engine acknowledges it or the connection its events last went out on stayed up
     // past the engine's ping timeout after that (`sent_at`, `sent_on`): the engine acks only every

@@ -94,6 +94,12 @@ public:
 
     bool is_closed() const noexcept { return st_ == nullptr || !st_->receiver_alive; }
 
+    // Lets go of the queue's storage while it is empty (the next send allocates it again): for a
+    // channel gone quiet. Either end may ask.
+    void release_idle_storage() const noexcept {
+        if (st_ != nullptr) st_->queue.release_if_empty();
+    }
+
     // This handle stops sending, as if destroyed; the receiver sees the end once every sender
     // has done so.
     void release() noexcept { reset(); }
@@ -142,6 +148,10 @@ public:
 
     std::size_t len() const noexcept { return st_->queue.size(); }
     bool is_empty() const noexcept { return st_->queue.empty(); }
+    // As Sender::release_idle_storage.
+    void release_idle_storage() const noexcept {
+        if (st_ != nullptr) st_->queue.release_if_empty();
+    }
 
     // Readiness for rt::select: a message is queued, or no sender is left.
     bool ready() const noexcept { return st_->recv_ready(); }

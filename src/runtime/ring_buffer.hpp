@@ -1,6 +1,7 @@
 #pragma once
-// A growable FIFO ring. Capacity doubles when full and never shrinks, so a queue in steady state
-// (pushes balanced by pops) stops allocating once it has reached its high-water mark. The first
+// A growable FIFO ring. Capacity doubles when full and shrinks only when asked to
+// (release_if_empty), so a queue in steady state (pushes balanced by pops) stops allocating once
+// it has reached its high-water mark. The first
 // allocation holds about 64 bytes (at least one slot): every actor has a few channels of large
 // variants, mostly idle with one message at a time, and what a ring once held stays with the
 // actor as long as it is awake (512 bytes each cost ~0.5 KB per awake actor for the lifecycle
@@ -42,6 +43,16 @@ public:
         head_ = index(1);
         --size_;
         return value;
+    }
+
+    // Gives the slots of an empty ring back (the next push allocates again): for a queue that has
+    // gone quiet, whose one large slot would otherwise stay as long as the ring does.
+    void release_if_empty() noexcept {
+        if (size_ != 0 || slots_ == nullptr) return;
+        std::allocator<T>().deallocate(slots_, capacity_);
+        slots_ = nullptr;
+        capacity_ = 0;
+        head_ = 0;
     }
 
     void clear() noexcept {

@@ -12,12 +12,15 @@ namespace rivetkit::core {
 namespace {
 
 // The live loop's arms (with_arms): what ready_arm returns when none is ready, and the last one,
-// the timer the four deadlines share (which_timer tells which is due).
+// the timer the five deadlines share (which_timer tells which is due).
 constexpr std::size_t kArms = 7;
 constexpr std::size_t kTimerArm = kArms - 1;
 
 // How long the actor's database goes unused before its connection is closed (its pages kept).
 constexpr std::chrono::seconds kDatabaseIdleClose{2};
+// How long the inboxes go unused before their queues' storage is given back (one slot of a large
+// command each, ~0.5 KB per awake actor that has served one action).
+constexpr std::chrono::seconds kInboxesQuiet{2};
 
 std::string_view command_label(LifecycleCommand::Kind kind) {
     switch (kind) {
@@ -146,7 +149,7 @@ bool ActorTask::accepts_dispatch() const noexcept {
            lifecycle == LifecycleState::DestroyGrace;
 }
 
-// The loop's arms in priority order; the four deadlines after the run handle share one timer arm
+// The loop's arms in priority order; the five deadlines after the run handle share one timer arm
 // (next_timer, which_timer).
 template <typename F>
 decltype(auto) ActorTask::with_arms(F&& f) {
@@ -171,13 +174,17 @@ ActorTask::Next ActorTask::advance() {
             return exit_with(*exit);
         if (!database_idle_deadline_ && ctx.take_database_touched())
             database_idle_deadline_ = ctx.clock().now() + kDatabaseIdleClose;
+        if (!inboxes_quiet_deadline_ && std::exchange(inboxes_used_, false))
+            inboxes_quiet_deadline_ = ctx.clock().now() + kInboxesQuiet;
         const std::size_t arm = with_arms([](auto&&... arms) { return rt::ready_arm(arms...); });
         if (arm == kArms)
             return Next{Kind::Wait};
         switch (arm == kTimerArm ? which_timer() : arm) {
             case 0:
+                inboxes_used_ = true;
                 return Next{Kind::Lifecycle};
             case 1: {
+                inboxes_used_ = true;
                 auto event = lifecycle_events.try_recv();
                 if (!event) {
                     warn_closed(ctx.actor_id(), "lifecycle_events",
@@ -198,6 +205,7 @@ ActorTask::Next ActorTask::advance() {
                 exit = on_sleep_grace_deadline();
                 break;
             case 4:
+                inboxes_used_ = true;
                 if (!dispatch_next())
                     return exit_with(LiveExit::terminated());
                 break;
@@ -217,6 +225,14 @@ ActorTask::Next ActorTask::advance() {
                     database_idle_deadline_ = ctx.clock().now() + kDatabaseIdleClose;
                 else
                     ctx.close_database_if_idle();
+                break;
+            case 10:
+                // Used again within the period: wait another one; else give their storage back.
+                inboxes_quiet_deadline_.reset();
+                if (std::exchange(inboxes_used_, false))
+                    inboxes_quiet_deadline_ = ctx.clock().now() + kInboxesQuiet;
+                else
+                    release_idle_inboxes();
                 break;
             default:
                 break;
@@ -663,16 +679,16 @@ void ActorTask::on_sleep_tick() {
     reset_sleep_deadline();
 }
 
-// run_live's timers -- the state save, the inspector's serialize tick, the sleep deadline and
-// the database's idle close -- wait as one select arm (each arm is a timer armed at every wait,
-// and a node in the loop's frame for the actor's whole life). It wins only when every earlier arm
-// is idle; which_timer then picks the first of the four that is due, the one that four arms in
-// this order would have picked.
+// run_live's timers -- the state save, the inspector's serialize tick, the sleep deadline, the
+// database's idle close and the inboxes' quiet period -- wait as one select arm (each arm is a
+// timer armed at every wait, and a node in the loop's frame for the actor's whole life). It wins
+// only when every earlier arm is idle; which_timer then picks the first of the five that is due,
+// the one that five arms in this order would have picked.
 std::optional<Instant> ActorTask::next_timer() const {
     std::optional<Instant> first;
-    for (const std::optional<Instant>* at : {&state_save_deadline,
-                                             &inspector_serialize_state_deadline, &sleep_deadline_,
-                                             &database_idle_deadline_}) {
+    for (const std::optional<Instant>* at :
+         {&state_save_deadline, &inspector_serialize_state_deadline, &sleep_deadline_,
+          &database_idle_deadline_, &inboxes_quiet_deadline_}) {
         if (*at && (!first || **at < *first))
             first = **at;
     }
@@ -690,7 +706,18 @@ std::size_t ActorTask::which_timer() const {
         return 8;
     if (due(database_idle_deadline_))
         return 9;
-    return 10;  // none (not reached: the arm is ready only once one is due)
+    if (due(inboxes_quiet_deadline_))
+        return 10;
+    return 11;  // none (not reached: the arm is ready only once one is due)
+}
+
+void ActorTask::release_idle_inboxes() {
+    lifecycle_inbox_.release_idle_storage();
+    dispatch_inbox_.release_idle_storage();
+    lifecycle_events.release_idle_storage();
+    // The runtime's event inbox, from this end.
+    if (const auto& events = ctx.inner()->actor_events)
+        events->release_idle_storage();
 }
 
 boost::asio::awaitable<rt::Joined<Status>> ActorTask::wait_for_run_handle(

@@ -279,6 +279,7 @@ class ActorTask {
     std::optional<LiveExit> on_activity_signal();
     void reset_sleep_deadline();
     void on_sleep_tick();
+    void release_idle_inboxes();
     Error with_specifier(Error error) const;
 
     // The engine's id for this generation; logs and hooks use ctx.actor_id(), which is the same
@@ -306,6 +307,10 @@ class ActorTask {
     // memory; the next use reopens it without reading the engine): an awake actor whose storage
     // is quiet holds no SQLite connection and parsed schema (~25 KB).
     std::optional<Instant> database_idle_deadline_;
+    // When the inboxes' queues give their storage back if no command came meanwhile
+    // (release_idle_inboxes).
+    std::optional<Instant> inboxes_quiet_deadline_;
+    bool inboxes_used_ = false;
     std::optional<rt::OneshotSender<Status>> shutdown_reply_;
     bool deadline_reached_ = false;
     // Spawned tasks only: the task's completion, handed the task while it is parked, and the
