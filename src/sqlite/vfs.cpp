@@ -32,22 +32,57 @@ static std::atomic<std::size_t>& live_connections() {
 // A committed page held compactly: its longest run of zero bytes is not stored (a B-tree page
 // keeps its header and cell pointers at the start, its cells at the end and, mostly, zeros in
 // between; an actor's small tables are pages of a few dozen bytes). The page reads as
-// data[0, head) + zeros + data[head, end). Immutable, and shared by every file state that holds
-// the same page (see intern_page).
-struct CompactPage {
-    CompactPage(Bytes d, std::uint16_t h) : data(std::move(d)), head(h) {
-        held_page_bytes().fetch_add(data.capacity(), std::memory_order_relaxed);
-    }
+// stored[0, head) + zeros + stored[head, size). Immutable, shared by every file state that holds
+// the same page (see intern_page), and one allocation: this header, then the stored bytes.
+class CompactPage {
+  public:
     CompactPage(const CompactPage&) = delete;
     CompactPage& operator=(const CompactPage&) = delete;
-    ~CompactPage() { held_page_bytes().fetch_sub(data.capacity(), std::memory_order_relaxed); }
 
-    const Bytes data;
-    const std::uint16_t head;
-
+    std::size_t size() const noexcept { return size_; }
+    std::uint16_t head() const noexcept { return head_; }
+    const std::uint8_t* stored() const noexcept {
+        return reinterpret_cast<const std::uint8_t*>(this + 1);
+    }
     void read(std::size_t offset, std::size_t n, std::uint8_t* out) const;
+
+  private:
+    friend class PageRef;
+    friend class PageTable;
+    CompactPage(std::uint16_t size, std::uint16_t head) noexcept : size_(size), head_(head) {}
+
+    // Holders (PageRef); the intern table does not count. At zero the page is being freed and
+    // the table hands it out no more.
+    std::atomic<std::uint32_t> refs_{1};
+    const std::uint16_t size_;
+    const std::uint16_t head_;
 };
-using SharedPage = std::shared_ptr<const CompactPage>;
+
+// A counted reference to a CompactPage (8 bytes: a page index entry is 16, not 24 as with a
+// shared_ptr). Holders may be on different threads; the last one out frees the page.
+class PageRef {
+  public:
+    PageRef() = default;
+    PageRef(const PageRef& other) noexcept : p_(other.p_) {
+        if (p_)
+            p_->refs_.fetch_add(1, std::memory_order_relaxed);
+    }
+    PageRef(PageRef&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
+    PageRef& operator=(PageRef other) noexcept {
+        std::swap(p_, other.p_);
+        return *this;
+    }
+    ~PageRef() { reset(); }
+
+    void reset() noexcept;
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    const CompactPage* operator->() const noexcept { return p_; }
+
+  private:
+    friend class PageTable;
+    explicit PageRef(CompactPage* adopted) noexcept : p_(adopted) {}
+    CompactPage* p_ = nullptr;
+};
 
 // The committed pages a file state knows, by page number: known to hold bytes, known to hold
 // none (reads as zeros), or unknown (not present). Page numbers up to kDense sit in a vector
@@ -56,7 +91,7 @@ using SharedPage = std::shared_ptr<const CompactPage>;
 class PageIndex {
   public:
     struct Entry {
-        SharedPage bytes;  // null: known to hold no bytes
+        PageRef bytes;  // null: known to hold no bytes
         // The file's read clock when last read (eviction order; a wrap only misorders eviction).
         std::uint32_t last_read = 0;
         bool known = false;
@@ -169,25 +204,88 @@ std::uint32_t header_size_pages(const Bytes& page1) {
 
 }  // namespace
 
-namespace {
+// Every page interned in the process, by a hash of its compact form. A page leaves it when its
+// last holder lets go (PageRef::reset), so the table holds no page nobody reads. SQLite's worker
+// threads intern as they commit and fetch: a lock, held for a lookup or an insert.
+class PageTable {
+  public:
+    static PageTable& get() {
+        static auto* table = new PageTable;  // never destroyed: pages may outlive static locals
+        return *table;
+    }
 
-// The pages interned on this thread, by a hash of their compact form. Entries whose page every
-// holder dropped are swept out as the table grows.
-struct PageTable {
-    std::unordered_multimap<std::size_t, std::weak_ptr<const CompactPage>> pages;
-    std::size_t sweep_at = 1024;
+    // The page stored[0, n) with `head`, shared with its other holders if the process has it.
+    PageRef intern(const std::uint8_t* stored, std::size_t n, std::uint16_t head) {
+        const std::size_t hash = hash_of(stored, n, head);
+        std::lock_guard lock(mutex_);
+        auto [first, last] = pages_.equal_range(hash);
+        for (auto it = first; it != last; ++it) {
+            CompactPage* held = it->second;
+            if (held->head_ == head && held->size_ == n &&
+                std::memcmp(held->stored(), stored, n) == 0 && acquire(*held))
+                return PageRef(held);
+        }
+        void* raw = ::operator new(sizeof(CompactPage) + n);
+        auto* made =
+            new (raw) CompactPage(static_cast<std::uint16_t>(n), head);  // refs_ = 1: ours
+        std::memcpy(raw_bytes(made), stored, n);
+        held_page_bytes().fetch_add(n, std::memory_order_relaxed);
+        pages_.emplace(hash, made);
+        return PageRef(made);
+    }
+
+    // From the holder that took the count to zero: out of the table, then freed.
+    void release(CompactPage* page) noexcept {
+        {
+            std::lock_guard lock(mutex_);
+            const std::size_t hash = hash_of(page->stored(), page->size_, page->head_);
+            auto [first, last] = pages_.equal_range(hash);
+            for (auto it = first; it != last; ++it) {
+                if (it->second == page) {
+                    pages_.erase(it);
+                    break;
+                }
+            }
+        }
+        held_page_bytes().fetch_sub(page->size_, std::memory_order_relaxed);
+        page->~CompactPage();
+        ::operator delete(page);
+    }
+
+  private:
+    static std::size_t hash_of(const std::uint8_t* stored, std::size_t n, std::uint16_t head) {
+        const std::string_view view(reinterpret_cast<const char*>(stored), n);
+        return std::hash<std::string_view>{}(view) ^ (std::size_t{head} * 0x9e3779b97f4a7c15ULL);
+    }
+    static std::uint8_t* raw_bytes(CompactPage* page) {
+        return reinterpret_cast<std::uint8_t*>(page + 1);
+    }
+    // A count for a page found in the table, unless its last holder is freeing it.
+    static bool acquire(CompactPage& page) noexcept {
+        std::uint32_t refs = page.refs_.load(std::memory_order_relaxed);
+        while (refs != 0) {
+            if (page.refs_.compare_exchange_weak(refs, refs + 1, std::memory_order_relaxed))
+                return true;
+        }
+        return false;
+    }
+
+    std::mutex mutex_;
+    std::unordered_multimap<std::size_t, CompactPage*> pages_;
 };
 
-std::size_t hash_of(const Bytes& data, std::uint16_t head) {
-    const std::string_view view(reinterpret_cast<const char*>(data.data()), data.size());
-    return std::hash<std::string_view>{}(view) ^ (std::size_t{head} * 0x9e3779b97f4a7c15ULL);
+void PageRef::reset() noexcept {
+    CompactPage* page = std::exchange(p_, nullptr);
+    if (page && page->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        PageTable::get().release(page);
 }
+
+namespace {
 
 // The page (kSqlitePageSize bytes) held compactly, shared with every other file state that
 // holds the same bytes: the databases of one actor type have the same schema pages and
-// empty-table roots, so a thousand actors hold those once. Each thread interns on its own (no
-// lock; at worst one copy per thread).
-SharedPage intern_page(const Bytes& page) {
+// empty-table roots, so a thousand actors hold those once.
+PageRef intern_page(const Bytes& page) {
     // The longest run of zeros, found in one pass.
     std::size_t best_at = page.size(), best_len = 0;
     for (std::size_t i = 0; i < page.size();) {
@@ -204,44 +302,28 @@ SharedPage intern_page(const Bytes& page) {
         }
         i = j;
     }
-    Bytes data;
-    std::uint16_t head = 0;
-    if (best_len < 64) {  // not worth an indirection
-        data = page;
-        head = static_cast<std::uint16_t>(page.size());
-    } else {
-        head = static_cast<std::uint16_t>(best_at);
-        data.reserve(page.size() - best_len);
-        data.insert(data.end(), page.begin(), page.begin() + static_cast<std::ptrdiff_t>(best_at));
-        data.insert(data.end(), page.begin() + static_cast<std::ptrdiff_t>(best_at + best_len),
-                    page.end());
-    }
-    thread_local PageTable table;
-    const std::size_t hash = hash_of(data, head);
-    auto [first, last] = table.pages.equal_range(hash);
-    for (auto it = first; it != last; ++it) {
-        if (SharedPage held = it->second.lock(); held && held->head == head && held->data == data)
-            return held;
-    }
-    if (table.pages.size() >= table.sweep_at) {
-        std::erase_if(table.pages, [](const auto& entry) { return entry.second.expired(); });
-        table.sweep_at = std::max<std::size_t>(1024, 2 * table.pages.size());
-    }
-    auto made = std::make_shared<const CompactPage>(std::move(data), head);
-    table.pages.emplace(hash, made);
-    return made;
+    if (best_len < 64)  // not worth an indirection
+        return PageTable::get().intern(page.data(), page.size(),
+                                       static_cast<std::uint16_t>(page.size()));
+    // The compact form, in this thread's scratch buffer (no allocation once it has grown).
+    thread_local Bytes compact;
+    compact.assign(page.begin(), page.begin() + static_cast<std::ptrdiff_t>(best_at));
+    compact.insert(compact.end(), page.begin() + static_cast<std::ptrdiff_t>(best_at + best_len),
+                   page.end());
+    return PageTable::get().intern(compact.data(), compact.size(),
+                                   static_cast<std::uint16_t>(best_at));
 }
 
 }  // namespace
 
 void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) const {
     // Three spans of the page: [0, head) stored, [head, zeros_end) zeros, [zeros_end, kPage) the
-    // rest of data.
-    const std::size_t zeros_end = kSqlitePageSize - (data.size() - head);
+    // rest of what is stored.
+    const std::size_t zeros_end = kSqlitePageSize - (size_ - head_);
     const std::size_t end = offset + n;
-    if (offset < head) {
-        const std::size_t k = std::min(end, std::size_t{head}) - offset;
-        std::memcpy(out, data.data() + offset, k);
+    if (offset < head_) {
+        const std::size_t k = std::min(end, std::size_t{head_}) - offset;
+        std::memcpy(out, stored() + offset, k);
         out += k;
         offset += k;
     }
@@ -252,7 +334,7 @@ void CompactPage::read(std::size_t offset, std::size_t n, std::uint8_t* out) con
         offset += k;
     }
     if (offset < end)
-        std::memcpy(out, data.data() + head + (offset - zeros_end), end - offset);
+        std::memcpy(out, stored() + head_ + (offset - zeros_end), end - offset);
 }
 
 namespace {
@@ -261,8 +343,8 @@ bool known(const PagedFileState& f, std::uint32_t pgno) {
     return f.dirty.contains(pgno) || f.committed.contains(pgno);
 }
 
-std::size_t held_by(const SharedPage& page) {
-    return page ? page->data.capacity() : 0;
+std::size_t held_by(const PageRef& page) {
+    return page ? page->size() : 0;
 }
 
 void set_committed(PagedFileState& f, std::uint32_t pgno, const std::optional<Bytes>& bytes) {
@@ -344,7 +426,7 @@ int load(PagedFileState& f) {
         return SQLITE_OK;
     if (int rc = fetch_missing(f, 1, 1); rc != SQLITE_OK)
         return rc;
-    const SharedPage& page1 = f.committed.find(1)->bytes;
+    const PageRef& page1 = f.committed.find(1)->bytes;
     if (page1) {
         Bytes header(32);
         page1->read(0, header.size(), header.data());
