@@ -76,8 +76,17 @@ ActorContext::ActorContext(boost::asio::any_io_executor executor, rt::Clock& clo
     p_->executor = std::move(executor);
     p_->clock = &clock;
     p_->kv = std::move(kv);
-    if (p_->kv.configured())
-        p_->user_kv = Kv(std::make_shared<UserKv>(p_->kv.shared_backend()), p_->actor_id);
+}
+
+const Kv& ActorContext::user_kv() const {
+    if (!p_->user_kv) {
+        p_->user_kv = std::make_unique<Kv>();
+        if (p_->kv.configured())
+            *p_->user_kv = Kv(std::make_shared<UserKv>(p_->kv.shared_backend()), p_->actor_id);
+        if (p_->metrics)
+            p_->user_kv->set_metrics(p_->metrics);
+    }
+    return *p_->user_kv;
 }
 
 std::optional<ActorContext> WeakActorContext::upgrade() const {

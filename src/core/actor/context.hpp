@@ -141,7 +141,8 @@ struct ActorContextInner {
     boost::asio::any_io_executor executor;
     rt::Clock* clock = nullptr;
     Kv kv;
-    Kv user_kv;  // kv's records under [4] (internal_storage.hpp UserKv)
+    // kv's records under [4] (internal_storage.hpp UserKv), made on first use (user_kv()).
+    std::unique_ptr<Kv> user_kv;
     std::shared_ptr<ActorSqlite> sqlite;  // sqlite.cpp
     // Shared by every actor of one type (the factory's), never changed once configured.
     std::shared_ptr<const ActorConfig> config = default_actor_config();
@@ -156,11 +157,19 @@ struct ActorContextInner {
     bool started = false;
 
     // State and saving (state.cpp).
-    PersistedActor persisted;
-    OnDemand<ScheduleBook> schedule;
     // `persisted` differs from what was last written. Set it with mark_dirty(): a write clears it
     // only if no change came in while it was in flight (state_revision unchanged).
     bool dirty = false;
+    bool save_requested = false;
+    bool save_requested_immediate = false;
+    bool persist_busy = false;
+    bool background_save_in_flight = false;
+    bool last_background_save_ok = true;
+    // Saves that failed in a row: the first is retried at once, the next ones back off
+    // (save_deadline), so storage that fails fast is not hammered by a loop.
+    std::uint32_t save_failures_in_a_row = 0;
+    PersistedActor persisted;
+    OnDemand<ScheduleBook> schedule;
     std::uint64_t state_revision = 0;
     void mark_dirty() noexcept {
         dirty = true;
@@ -169,56 +178,48 @@ struct ActorContextInner {
     std::uint64_t state_patches = 0;
     std::uint64_t save_request_revision = 0;
     std::uint64_t completed_save_revision = 0;
-    bool save_requested = false;
-    bool save_requested_immediate = false;
     std::optional<Instant> save_max_wait_deadline;
     std::optional<Instant> last_save_at;
-    // Saves that failed in a row: the first is retried at once, the next ones back off
-    // (save_deadline), so storage that fails fast is not hammered by a loop.
-    std::uint32_t save_failures_in_a_row = 0;
     rt::Notify save_progress;  // notify_waiters on completed revision / write count changes
     OnDemand<HibernationBook> hibernation;
     // The actor state of a save whose write failed, written by the next save (unless that one
-    // carries a newer state).
-    std::optional<Bytes> unsaved_actor_state;
+    // carries a newer state). Rare: null otherwise.
+    std::unique_ptr<Bytes> unsaved_actor_state;
     std::size_t in_flight_writes = 0;
     std::size_t tracked_persists = 0;
-    bool persist_busy = false;
-    bool background_save_in_flight = false;
-    bool last_background_save_ok = true;
-    std::optional<rt::JoinHandle<void>> debounced_persist;
 
     // Work tracking (sleep.cpp).
-    std::size_t keep_awake = 0;
-    std::size_t internal_keep_awake = 0;
-    std::size_t core_hooks = 0;
-    std::size_t websocket_callbacks = 0;
-    std::size_t pending_disconnects = 0;
-    std::size_t run_handlers = 0;
+    std::uint32_t keep_awake = 0;
+    std::uint32_t internal_keep_awake = 0;
+    std::uint32_t core_hooks = 0;
+    std::uint32_t websocket_callbacks = 0;
+    std::uint32_t pending_disconnects = 0;
+    std::uint32_t run_handlers = 0;
     bool queue_wait_active = false;
-    std::map<std::uint64_t, rt::JoinHandle<void>> shutdown_tasks;
+    bool teardown_started = false;
+    bool sleep_requested = false;
+    bool destroy_requested = false;
+    bool destroy_completed = false;
+    // waitUntil / registered tasks by id, made on the first.
+    OnDemand<std::map<std::uint64_t, rt::JoinHandle<void>>> shutdown_tasks;
     // In-flight actions: tracked like shutdown tasks, but as reply slots rather than tasks.
     detail::TrackedReply* tracked_replies = nullptr;
     std::size_t tracked_reply_count = 0;
     std::uint64_t next_work_id = 0;
     rt::Notify work_changed;  // notify_waiters whenever a counter or the task set changes
-    bool teardown_started = false;
     rt::CancellationToken abort_token;
     rt::CancellationToken shutdown_deadline_token;
-    bool sleep_requested = false;
-    bool destroy_requested = false;
-    bool destroy_completed = false;
     rt::Notify destroy_completed_notify;
     std::size_t sleep_request_count = 0;
 
     // Schedule and alarms (schedule.cpp).
     bool schedule_dirty_since_push = true;
-    std::optional<std::int64_t> last_pushed_alarm;
     bool alarm_dispatch_suspended = false;
     // Pushes numbered in order, and the newest whose ack was persisted: acks that resume out of
     // push order must not leave an older timestamp in last_pushed_alarm's record.
     std::uint32_t alarm_pushes = 0;
     std::uint32_t alarm_pushes_persisted = 0;
+    std::optional<std::int64_t> last_pushed_alarm;
     std::size_t pending_alarm_writes = 0;
     rt::Notify alarm_writes_changed;
     std::function<void()> local_alarm_callback;
@@ -250,7 +251,7 @@ struct ActorContextInner {
     ~ActorContextInner();  // lets go of in-flight reply slots (their callers still get answers)
 
     bool tracked_work_idle() const noexcept {
-        return shutdown_tasks.empty() && tracked_reply_count == 0;
+        return shutdown_tasks.view().empty() && tracked_reply_count == 0;
     }
     void signal_activity();
 };
@@ -334,7 +335,7 @@ class ActorContext {
     rt::Clock& clock() const noexcept { return *p_->clock; }
     // The actor's records (core use). user_kv(): the user KV API, the same store under [4].
     const Kv& kv() const noexcept { return p_->kv; }
-    const Kv& user_kv() const noexcept { return p_->user_kv; }
+    const Kv& user_kv() const;
     const ActorConfig& config() const noexcept { return *p_->config; }
     void configure(std::shared_ptr<const ActorConfig> config) const {
         p_->config = std::move(config);
@@ -449,7 +450,7 @@ class ActorContext {
     std::size_t internal_keep_awake_count() const noexcept { return p_->internal_keep_awake; }
     std::size_t core_dispatched_hook_count() const noexcept { return p_->core_hooks; }
     std::size_t shutdown_task_count() const noexcept {
-        return p_->shutdown_tasks.size() + p_->tracked_reply_count;
+        return p_->shutdown_tasks.view().size() + p_->tracked_reply_count;
     }
     // The reply an action hands to the runtime: counted as tracked work holding the actor awake
     // until answered or dropped. After teardown began the caller is dropped (logged) instead.

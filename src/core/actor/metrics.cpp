@@ -195,7 +195,8 @@ ActorMetrics& metrics_of(const ActorContext& ctx) {
     if (!slot) {
         slot = std::make_shared<ActorMetrics>(ctx.name());
         ctx.inner()->kv.set_metrics(slot);
-        ctx.inner()->user_kv.set_metrics(slot);
+        if (const auto& user_kv = ctx.inner()->user_kv)
+            user_kv->set_metrics(slot);
     }
     return *slot;
 }

@@ -93,7 +93,7 @@ boost::asio::awaitable<void> run_tracked_work(WeakActorContext weak, std::uint64
     }
     region.reset();
     if (auto ctx = weak.upgrade()) {
-        ctx->inner()->shutdown_tasks.erase(id);
+        ctx->inner()->shutdown_tasks.edit().erase(id);
         ctx->signal_activity();
     }
 }
@@ -115,7 +115,7 @@ bool ActorContext::spawn_shutdown_task(std::string_view kind, boost::asio::await
         region.emplace(p_, RegionKind::InternalKeepAwake);
     auto handle = rt::spawn(
         s.executor, run_tracked_work(downgrade(), id, kind, std::move(fut), std::move(region)));
-    s.shutdown_tasks.emplace(id, std::move(handle));
+    s.shutdown_tasks.edit().emplace(id, std::move(handle));
     signal_activity();
     return true;
 }
@@ -143,7 +143,7 @@ boost::asio::awaitable<void> ActorContext::teardown_sleep_state(bool deadline_re
     auto inner = p_;
     if (deadline_reached) {
         inner->teardown_started = true;
-        auto tasks = std::exchange(inner->shutdown_tasks, {});
+        auto tasks = std::exchange(inner->shutdown_tasks.edit(), {});
         for (auto& [id, handle] : tasks)
             handle.abort();
         for (auto& [id, handle] : tasks)
@@ -154,8 +154,6 @@ boost::asio::awaitable<void> ActorContext::teardown_sleep_state(bool deadline_re
             co_await inner->work_changed.notified();
         inner->teardown_started = true;
     }
-    if (inner->debounced_persist)
-        inner->debounced_persist->abort();
 }
 
 Status ActorContext::sleep() const {

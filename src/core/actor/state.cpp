@@ -259,7 +259,7 @@ Result<PreparedSave> prepare_save(ActorContextInner& s, std::vector<StateDelta> 
     if (out.actor_state)
         s.unsaved_actor_state.reset();
     else if (s.unsaved_actor_state)
-        out.actor_state = std::exchange(s.unsaved_actor_state, std::nullopt);
+        out.actor_state = std::move(*std::exchange(s.unsaved_actor_state, nullptr));
     for (const auto& [id, _] : explicit_updates)
         out.explicit_updates.insert(id);
     out.explicit_removals = explicit_removals;
@@ -309,7 +309,7 @@ void restore_queues(ActorContextInner& s, PreparedSave& prepared) {
         book.removals.merge(prepared.explicit_removals);
     }
     if (prepared.actor_state && !s.unsaved_actor_state)
-        s.unsaved_actor_state = std::move(prepared.actor_state);
+        s.unsaved_actor_state = std::make_unique<Bytes>(std::move(*prepared.actor_state));
 }
 
 void finish_save_request(ActorContextInner& s, std::uint64_t revision) {
