@@ -53,10 +53,11 @@ export function diskWriteBytes(pid) {
 }
 
 // What a process's established TCP connections carried (the kernel's counters, `ss -ti`): bytes
-// and data segments each way, summed. A host talks to nothing but the engine. Only connections
-// open at both readings count correctly: one that closes or reconnects in between drops out.
+// and data segments each way, summed, and the connections (`conns`, local and peer address). A
+// host talks to nothing but the engine. Only connections open at both readings count correctly:
+// one that closes or reconnects in between drops out (see sameConnections).
 export function tcpStats(pid) {
-    const t = { bytes_sent: 0, bytes_received: 0, data_segs_out: 0, data_segs_in: 0 };
+    const t = { bytes_sent: 0, bytes_received: 0, data_segs_out: 0, data_segs_in: 0, conns: [] };
     let out = "";
     try {
         out = execFileSync("ss", ["-tinpH", "state", "established"], { encoding: "utf8" });
@@ -66,14 +67,22 @@ export function tcpStats(pid) {
     // Each connection: its line (with users:((…,pid=N,…))), then an indented line of counters.
     let mine = false;
     for (const line of out.split("\n")) {
-        if (/^\S/.test(line)) mine = line.includes(`pid=${pid},`);
-        else if (mine)
+        if (/^\S/.test(line)) {
+            mine = line.includes(`pid=${pid},`);
+            if (mine) t.conns.push(line.split(/\s+/).slice(2, 4).join(" "));
+        } else if (mine)
             for (const k of Object.keys(t)) {
                 const m = new RegExp(`\\b${k}:(\\d+)`).exec(line);
                 if (m) t[k] += Number(m[1]);
             }
     }
     return t;
+}
+
+// Whether every connection of the first reading is still there at the second: if not (the engine
+// closed one and the host reconnected), the counters' difference does not cover what was sent.
+export function sameConnections(before, after) {
+    return before.conns.every((c) => after.conns.includes(c));
 }
 
 // The malloc heap in use of a host with the memory host's heap probe (MEMORY_HOST_HEAP_FILE,

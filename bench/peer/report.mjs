@@ -56,6 +56,9 @@ for (const t of ts.results) {
     if (t.host_rss_kb_per_actor !== undefined)
         rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
             ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);
+    if (t.host_reconnected || c.host_reconnected)
+        rows.push(["", "engine closed a host connection (traffic rows unknown)", t.host_reconnected ? "yes" : "no",
+            c.host_reconnected ? "yes" : "no", ""]);
     if (c.host_heap_kb_per_actor !== undefined)
         rows.push(["", "host heap in use KB/actor (malloc)", "–", fmt(c.host_heap_kb_per_actor), ""]);
     if (t.create_retries !== undefined)
