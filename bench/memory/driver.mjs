@@ -10,7 +10,7 @@
 //                   action gets 1 as argument)
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, driverArgs, rssKb } from "../driver_common.mjs";
+import { cpuMs, driverArgs, rssKb, sameConnections, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const nActors = Number(args.actors ?? 10000);
@@ -80,11 +80,23 @@ while (events < nConns && performance.now() < waitEvents) await new Promise((r) 
 samples.push(sample("after one broadcast per connected actor"));
 
 // What the awake actors cost while nothing happens: 20 s of engine and host CPU.
+// And what host and engine say to each other meanwhile (the host's connections; null if the
+// engine closed one).
 const idleEngine0 = cpuMs(enginePid);
 const idleHost0 = cpuMs(hostPid);
+const idleTcp0 = tcpStats(hostPid);
 await new Promise((r) => setTimeout(r, 20_000));
 const idleEngineMsPerS = (cpuMs(enginePid) - idleEngine0) / 20;
 const idleHostMsPerS = (cpuMs(hostPid) - idleHost0) / 20;
+const idleTcp = tcpStats(hostPid);
+const idleTraffic = sameConnections(idleTcp0, idleTcp)
+    ? {
+          sent_bytes_per_s: (idleTcp.bytes_sent - idleTcp0.bytes_sent) / 20,
+          segs_out_per_s: (idleTcp.data_segs_out - idleTcp0.data_segs_out) / 20,
+          received_bytes_per_s: (idleTcp.bytes_received - idleTcp0.bytes_received) / 20,
+          segs_in_per_s: (idleTcp.data_segs_in - idleTcp0.data_segs_in) / 20,
+      }
+    : null;
 samples.push(sample("after 20 s idle"));
 
 const [base, actors, connected] = samples;
@@ -103,6 +115,7 @@ const result = {
     engine_rss_kb: samples.at(-1).engine_rss_kb,
     idle_engine_cpu_ms_per_s: idleEngineMsPerS,
     idle_host_cpu_ms_per_s: idleHostMsPerS,
+    idle_traffic: idleTraffic,
     samples,
 };
 fs.writeFileSync(args.out, JSON.stringify(result, null, 1));

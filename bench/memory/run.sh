@@ -89,4 +89,6 @@ console.log(`| engine RSS at the end | ${mib(r.engine_rss_kb)} MiB |`);
 console.log(`| create: wall / engine CPU per actor / host CPU per actor | ${r.create_seconds.toFixed(0)} s / ${r.engine_cpu_ms_per_actor.toFixed(1)} ms / ${r.host_cpu_ms_per_actor.toFixed(2)} ms (${r.create_retries} retried) |`);
 console.log(`| events delivered (one broadcast per connected actor) | ${r.events_delivered} of ${r.connections} |`);
 console.log(`| CPU while idle, 20 s: engine / host | ${r.idle_engine_cpu_ms_per_s.toFixed(0)} / ${r.idle_host_cpu_ms_per_s.toFixed(1)} ms per s |`);
+const t = r.idle_traffic;
+console.log(`| while idle: host → engine / engine → host | ${t ? `${t.sent_bytes_per_s.toFixed(0)} B (${t.segs_out_per_s.toFixed(1)} segments) / ${t.received_bytes_per_s.toFixed(0)} B (${t.segs_in_per_s.toFixed(1)} segments) per s` : "unknown (the engine closed a connection)"} |`);
 ' "$tmp/result.json" "$started" "$stopped"
