@@ -99,6 +99,8 @@ public:
     void release_idle_storage() const noexcept {
         if (st_ != nullptr) st_->queue.release_if_empty();
     }
+    // Slots the queue holds allocated, queued or not (what release_idle_storage gives back).
+    std::size_t queue_capacity() const noexcept { return st_ != nullptr ? st_->queue.capacity() : 0; }
 
     // This handle stops sending, as if destroyed; the receiver sees the end once every sender
     // has done so.

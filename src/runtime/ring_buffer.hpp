@@ -28,6 +28,8 @@ public:
 
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
+    // Slots allocated (0 before the first push and after release_if_empty).
+    std::size_t capacity() const noexcept { return capacity_; }
 
     void push_back(T value) {
         if (size_ == capacity_) grow();

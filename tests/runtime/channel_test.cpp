@@ -129,6 +129,33 @@ TEST(Channel, RingBufferKeepsOrderAcrossGrowthAndWrap) {
     EXPECT_EQ(next_in, next_out);
 }
 
+// A quiet channel gives its queue's storage back on request, from either end, only while nothing
+// is queued; the next send allocates again and order is kept.
+TEST(Channel, AnEmptyQueueGivesItsStorageBackAndGrowsAgain) {
+    auto [tx, rx] = rt::unbounded_channel<std::string>();
+    EXPECT_EQ(tx.queue_capacity(), 0u);
+    rx.release_idle_storage();  // nothing allocated yet
+    tx.send("a");
+    tx.send("b");
+    ASSERT_GE(tx.queue_capacity(), 2u);
+    tx.release_idle_storage();  // two queued: kept
+    rx.release_idle_storage();
+    ASSERT_GE(tx.queue_capacity(), 2u);
+    EXPECT_EQ(*rx.try_recv(), "a");
+    EXPECT_EQ(*rx.try_recv(), "b");
+    EXPECT_GT(tx.queue_capacity(), 0u) << "a ring keeps its slots until asked";
+    rx.release_idle_storage();
+    EXPECT_EQ(tx.queue_capacity(), 0u);
+    tx.send("c");
+    tx.send("d");
+    EXPECT_EQ(*rx.try_recv(), "c");
+    tx.release_idle_storage();  // "d" queued: kept
+    EXPECT_EQ(*rx.try_recv(), "d");
+    tx.release_idle_storage();
+    EXPECT_EQ(rx.is_empty(), true);
+    EXPECT_EQ(tx.queue_capacity(), 0u);
+}
+
 // A recv that loses a race inside `||` must leave the message in the channel.
 TEST(Channel, RecvCancelledByOrKeepsTheMessage) {
     using asio::experimental::awaitable_operators::operator||;

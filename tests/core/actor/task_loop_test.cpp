@@ -196,6 +196,38 @@ TEST(ActorTaskParked, AbortWhileParkedDestroysTheTask) {
     }());
 }
 
+// An awake actor's inboxes keep their queues' storage while commands keep coming, and give it
+// back once none came for a quiet period (2 s, checked every 2 s: gone 2 to 4 s after the last
+// command); the next command allocates again.
+TEST(ActorTaskParked, QuietInboxesGiveTheirQueueStorageBack) {
+    rt::TestRuntime rt;
+    StartedActor actor(rt, "actor-quiet-inboxes");
+    auto& dispatch = actor.wired.dispatch_tx;
+    rt.block_on([&]() -> Task<void> {
+        co_await actor.start(rt.clock());
+        co_await expect_ping(dispatch, "conn-quiet");
+        EXPECT_GT(dispatch.queue_capacity(), 0u) << "the action's slot";
+        for (int i = 0; i < 4; ++i) {
+            co_await rt.clock().sleep_for(1300ms);
+            co_await expect_ping(dispatch, "conn-quiet");
+            EXPECT_GT(dispatch.queue_capacity(), 0u) << "given back while in use, round " << i;
+        }
+        co_await rt.clock().sleep_for(1900ms);
+        EXPECT_GT(dispatch.queue_capacity(), 0u) << "given back before a quiet period";
+        co_await rt.clock().sleep_for(2200ms);
+        EXPECT_EQ(dispatch.queue_capacity(), 0u) << "kept 4 s after the last command";
+        EXPECT_EQ(actor.wired.lifecycle_tx.queue_capacity(), 0u);
+        EXPECT_TRUE(actor.task->parked());
+        co_await expect_ping(dispatch, "conn-quiet");  // served as before
+        EXPECT_GT(dispatch.queue_capacity(), 0u);
+        CO_ASSERT((co_await send_and_wait(actor.wired.lifecycle_tx, LifecycleCommand::Kind::Stop,
+                                          ShutdownKind::Destroy))
+                      .ok());
+        auto joined = co_await actor.run.join();
+        CO_ASSERT(joined.is_ok());
+    }());
+}
+
 TEST(ActorTask, actor_task_logs_lifecycle_dispatch_and_actor_event_flow) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-log-flow", "task-log-flow", std::make_shared<InMemoryKv>());
