@@ -55,7 +55,7 @@ export function diskWriteBytes(pid) {
 // What a process's established TCP connections carried (the kernel's counters, `ss -ti`): bytes
 // and data segments each way, summed, and the connections (`conns`, local and peer address). A
 // host talks to nothing but the engine. Only connections open at both readings count correctly:
-// one that closes or reconnects in between drops out (see sameConnections).
+// one that closes or reconnects in between drops out (see tcpDelta).
 export function tcpStats(pid) {
     const t = { bytes_sent: 0, bytes_received: 0, data_segs_out: 0, data_segs_in: 0, conns: [] };
     let out = "";
@@ -79,10 +79,14 @@ export function tcpStats(pid) {
     return t;
 }
 
-// Whether every connection of the first reading is still there at the second: if not (the engine
-// closed one and the host reconnected), the counters' difference does not cover what was sent.
-export function sameConnections(before, after) {
-    return before.conns.every((c) => after.conns.includes(c));
+// What the connections carried between two tcpStats readings, or null when a connection of the
+// first is gone by the second (the engine closed it and the host reconnected): the counters'
+// difference then does not cover what was sent.
+export function tcpDelta(before, after) {
+    if (!before.conns.every((c) => after.conns.includes(c))) return null;
+    const d = {};
+    for (const k of ["bytes_sent", "bytes_received", "data_segs_out", "data_segs_in"]) d[k] = after[k] - before[k];
+    return d;
 }
 
 // The malloc heap in use of a host with the memory host's heap probe (MEMORY_HOST_HEAP_FILE,

@@ -10,7 +10,7 @@
 //                   action gets 1 as argument)
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, driverArgs, rssKb, sameConnections, tcpStats } from "../driver_common.mjs";
+import { cpuMs, driverArgs, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const nActors = Number(args.actors ?? 10000);
@@ -90,15 +90,13 @@ const idleTcp0 = tcpStats(hostPid);
 await new Promise((r) => setTimeout(r, 20_000));
 const idleEngineMsPerS = (cpuMs(enginePid) - idleEngine0) / 20;
 const idleHostMsPerS = (cpuMs(hostPid) - idleHost0) / 20;
-const idleTcp = tcpStats(hostPid);
-const idleTraffic = sameConnections(idleTcp0, idleTcp)
-    ? {
-          sent_bytes_per_s: (idleTcp.bytes_sent - idleTcp0.bytes_sent) / 20,
-          segs_out_per_s: (idleTcp.data_segs_out - idleTcp0.data_segs_out) / 20,
-          received_bytes_per_s: (idleTcp.bytes_received - idleTcp0.bytes_received) / 20,
-          segs_in_per_s: (idleTcp.data_segs_in - idleTcp0.data_segs_in) / 20,
-      }
-    : null;
+const idleTcp = tcpDelta(idleTcp0, tcpStats(hostPid));
+const idleTraffic = idleTcp && {
+    sent_bytes_per_s: idleTcp.bytes_sent / 20,
+    segs_out_per_s: idleTcp.data_segs_out / 20,
+    received_bytes_per_s: idleTcp.bytes_received / 20,
+    segs_in_per_s: idleTcp.data_segs_in / 20,
+};
 samples.push(sample("after 20 s idle"));
 
 const [base, actors, connected] = samples;

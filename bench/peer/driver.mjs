@@ -12,7 +12,7 @@
 // awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, diskWriteBytes, driverArgs, heapBytes, rssKb, sameConnections, tcpStats } from "../driver_common.mjs";
+import { cpuMs, diskWriteBytes, driverArgs, heapBytes, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const quick = Boolean(args.quick);
@@ -38,13 +38,12 @@ async function measure(name, body) {
     const seconds = (performance.now() - t0) / 1000;
     const engineMs = cpuMs(enginePid) - e0;
     const hostMs = cpuMs(hostPid) - h0;
-    const tcp = tcpStats(hostPid);
+    // Null when the engine closed a host connection meanwhile (engine 2.3.19 expires an envoy
+    // whose ping bookkeeping fell 10 s behind, `ws.registration_expired`, when it is overloaded):
+    // the traffic rows are then not known.
+    const tcp = tcpDelta(tcp0, tcpStats(hostPid));
     const disk = diskWriteBytes(enginePid);
     latencies.sort((a, b) => a - b);
-    // The engine may close the host's connection meanwhile (engine 2.3.19 expires an envoy whose
-    // ping bookkeeping fell 10 s behind, `ws.registration_expired`, when it is overloaded): then
-    // the traffic rows are not known.
-    const traffic = sameConnections(tcp0, tcp) ? (x) => x : () => null;
     const result = {
         name,
         ops,
@@ -58,11 +57,11 @@ async function measure(name, body) {
         host_rss_kb: rssKb(hostPid),
         // What the host and the engine asked of each other (the host's TCP connections: bytes and
         // data segments each way), and the bytes the engine wrote to its storage meanwhile.
-        host_sent_kb_per_op: traffic((tcp.bytes_sent - tcp0.bytes_sent) / 1024 / ops),
-        host_segs_out_per_op: traffic((tcp.data_segs_out - tcp0.data_segs_out) / ops),
-        host_received_kb_per_op: traffic((tcp.bytes_received - tcp0.bytes_received) / 1024 / ops),
-        host_segs_in_per_op: traffic((tcp.data_segs_in - tcp0.data_segs_in) / ops),
-        host_reconnected: !sameConnections(tcp0, tcp),
+        host_sent_kb_per_op: tcp && tcp.bytes_sent / 1024 / ops,
+        host_segs_out_per_op: tcp && tcp.data_segs_out / ops,
+        host_received_kb_per_op: tcp && tcp.bytes_received / 1024 / ops,
+        host_segs_in_per_op: tcp && tcp.data_segs_in / ops,
+        host_reconnected: tcp === null,
         engine_disk_kb_per_op: (disk - disk0) / 1024 / ops,
         ...extra,
     };
