@@ -1,11 +1,11 @@
 #pragma once
 // A growable FIFO ring. Capacity doubles when full and shrinks only when asked to
-// (release_if_empty), so a queue in steady state (pushes balanced by pops) stops allocating once
-// it has reached its high-water mark. The first
-// allocation holds about 64 bytes (at least one slot): every actor has a few channels of large
-// variants, mostly idle with one message at a time, and what a ring once held stays with the
-// actor as long as it is awake (512 bytes each cost ~0.5 KB per awake actor for the lifecycle
-// channel alone). A busy queue reaches its size after a few doublings, once.
+// (release_if_empty, which an actor's loop does once its inboxes are quiet), so a queue in steady
+// state (pushes balanced by pops) stops allocating once it has reached its high-water mark. The
+// first allocation holds about 64 bytes (at least one slot): every actor has a few channels of
+// large variants, mostly idle with one message at a time (512-byte first blocks cost ~0.5 KB per
+// awake actor for the lifecycle channel alone). A busy queue reaches its size after a few
+// doublings, once.
 
 #include <algorithm>
 #include <bit>
