@@ -86,7 +86,12 @@ asio::awaitable<void> run_actor_start(std::shared_ptr<EnvoyState> st, ActorKey k
     }
     entry->started = true;
     entry->start_done.notify_waiters();
+    auto alarms = std::exchange(entry->deferred_alarms, nullptr);
     if (!status.ok()) {
+        if (alarms) {
+            for (auto& alarm : *alarms)
+                alarm.sent.send(Error("actor", "start_failed", "the actor's start failed"));
+        }
         log::warn("actor start failed", {{"actor_id", key.actor_id},
                                          {"generation", key.generation},
                                          {"error", status.error().to_string()}});
@@ -99,11 +104,22 @@ asio::awaitable<void> run_actor_start(std::shared_ptr<EnvoyState> st, ActorKey k
     if (entry->phase == ActorPhase::starting)
         entry->phase = ActorPhase::running;
     log::debug("actor running", {{"actor_id", key.actor_id}, {"generation", key.generation}});
-    push_event(
-        *st, key,
+    // Running and what the actor asked for while starting, in one message: one workflow signal
+    // for the engine instead of one per event.
+    std::vector<proto::Event> events;
+    events.push_back(
         proto::Event{proto::EventActorStateUpdate{proto::ActorState{proto::ActorStateRunning{}}}});
+    if (alarms) {
+        for (const auto& alarm : *alarms)
+            events.push_back(proto::Event{proto::EventActorSetAlarm{alarm.alarm_ts}});
+    }
     if (auto intent = std::exchange(entry->deferred_intent, std::nullopt))
-        push_event(*st, key, proto::Event{proto::EventActorIntent{std::move(*intent)}});
+        events.push_back(proto::Event{proto::EventActorIntent{std::move(*intent)}});
+    push_events(*st, key, std::move(events));
+    if (alarms) {
+        for (auto& alarm : *alarms)
+            alarm.sent.send(Status{});
+    }
     restore_hibernating_websockets(*st, key, hibernating);
 }
 

@@ -19,14 +19,22 @@ proto::EventWrapper wrapped(const ActorKey& key, const PendingEvent& e) {
 }  // namespace
 
 void push_event(EnvoyState& st, const ActorKey& key, proto::Event event) {
+    std::vector<proto::Event> one;
+    one.push_back(std::move(event));
+    push_events(st, key, std::move(one));
+}
+
+void push_events(EnvoyState& st, const ActorKey& key, std::vector<proto::Event> events) {
     auto& history = st.events[key];
-    PendingEvent pending{history.next_index++, std::move(event)};
-    if (st.connected) {
-        proto::ToRivetEvents batch;
-        batch.value.push_back(wrapped(key, pending));
-        st.send(proto::ToRivet{std::move(batch)});
+    proto::ToRivetEvents batch;
+    for (auto& event : events) {
+        PendingEvent pending{history.next_index++, std::move(event)};
+        if (st.connected)
+            batch.value.push_back(wrapped(key, pending));
+        history.unacked.push_back(std::move(pending));
     }
-    history.unacked.push_back(std::move(pending));
+    if (!batch.value.empty())
+        st.send(proto::ToRivet{std::move(batch)});
 }
 
 namespace {

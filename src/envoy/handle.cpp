@@ -209,14 +209,27 @@ void EnvoyHandle::destroy_actor(std::string actor_id,
     stop_actor(std::move(actor_id), generation);
 }
 
-void EnvoyHandle::set_alarm(std::string actor_id, std::optional<std::int64_t> alarm_ts,
-                            std::optional<std::uint32_t> generation) const {
+rt::OneshotReceiver<Status> EnvoyHandle::set_alarm(std::string actor_id,
+                                                   std::optional<std::int64_t> alarm_ts,
+                                                   std::optional<std::uint32_t> generation) const {
+    auto [sent, rx] = rt::oneshot<Status>();
     auto key = state_->find_actor(actor_id, generation);
     if (!key) {
         log::warn("alarm for unknown actor ignored", {{"actor_id", actor_id}});
-        return;
+        sent.send(Error("actor", "not_found", "alarm for an actor this envoy does not hold"));
+        return std::move(rx);
+    }
+    auto& entry = *state_->actors.at(*key);
+    if (entry.phase == detail::ActorPhase::starting) {
+        using Deferred = std::vector<detail::ActorEntry::DeferredAlarm>;
+        if (!entry.deferred_alarms)
+            entry.deferred_alarms = std::make_unique<Deferred>();
+        entry.deferred_alarms->push_back({alarm_ts, std::move(sent)});
+        return std::move(rx);
     }
     detail::push_event(*state_, *key, proto::Event{proto::EventActorSetAlarm{alarm_ts}});
+    sent.send(Status{});
+    return std::move(rx);
 }
 
 asio::awaitable<Result<std::vector<std::optional<Bytes>>>> EnvoyHandle::kv_get(

@@ -19,6 +19,7 @@
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "envoy/types.hpp"
+#include "runtime/oneshot.hpp"
 
 namespace rivetkit::envoy {
 
@@ -77,8 +78,12 @@ class EnvoyHandle {
     void stop_actor(std::string actor_id, std::optional<std::uint32_t> generation = {}) const;
     void destroy_actor(std::string actor_id, std::optional<std::uint32_t> generation = {}) const;
     // Absolute wake time (ms since the Unix epoch) for while the actor sleeps; nullopt clears.
-    void set_alarm(std::string actor_id, std::optional<std::int64_t> alarm_ts,
-                   std::optional<std::uint32_t> generation = {}) const;
+    // Resolves once the event is on its way (queued on the connection, replayed after a reconnect
+    // until acknowledged): at once for a running actor; for one still starting, when Running goes
+    // out with it; an error for an actor this envoy does not hold or whose start failed.
+    rt::OneshotReceiver<Status> set_alarm(std::string actor_id,
+                                          std::optional<std::int64_t> alarm_ts,
+                                          std::optional<std::uint32_t> generation = {}) const;
 
     // Values in the order of `keys`; nullopt for a missing key.
     boost::asio::awaitable<Result<std::vector<std::optional<Bytes>>>> kv_get(

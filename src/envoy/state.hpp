@@ -76,6 +76,15 @@ struct ActorEntry {
     // engine ignores intents of an actor not yet running, so it is sent right after Running.
     // Destroy wins over sleep.
     std::optional<proto::ActorIntent> deferred_intent;
+    // Alarms set while starting (the core syncs its alarm during the start), each with the sender
+    // its write waits on. They go out with Running, in its message, as upstream's envoy sends them
+    // right after Running: the engine makes one workflow signal per actor per events message, and
+    // an actor's signals are read back on every poll of its workflow while it is awake.
+    struct DeferredAlarm {
+        std::optional<std::int64_t> alarm_ts;
+        rt::OneshotSender<Status> sent;
+    };
+    std::unique_ptr<std::vector<DeferredAlarm>> deferred_alarms;
 };
 
 // An event kept until the engine acknowledges it. Its checkpoint's actor and generation are the
@@ -267,6 +276,8 @@ void stop_all_actors_locally(EnvoyState& st, StopReason reason);
 
 // events.cpp
 void push_event(EnvoyState& st, const ActorKey& key, proto::Event event);
+// Several events of one actor in one ToRivetEvents message.
+void push_events(EnvoyState& st, const ActorKey& key, std::vector<proto::Event> events);
 void handle_ack_events(EnvoyState& st, const proto::ToEnvoyAckEvents& ack);
 void replay_events(EnvoyState& st);
 void mark_history_finished(EnvoyState& st, const ActorKey& key);

@@ -333,6 +333,54 @@ TEST(EnvoyCommands, AnIntentAskedForDuringTheStartFollowsRunning) {
     }
 }
 
+// The core syncs its alarm during the start. Upstream's envoy sends that alarm right after
+// Running; this one sends both in one message, and the engine makes one workflow signal of it
+// instead of two. The alarm's write resolves once it is on its way, not before.
+TEST(EnvoyCommands, AnAlarmSetDuringTheStartGoesOutWithRunningInOneMessage) {
+    Env e;
+    e.cb->alarm_during_start = 1'700'000'060'000;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->push(start_command(kActor, 1, 1));
+        auto batch = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(batch);
+        if (batch) {
+            EXPECT_EQ(batch->value.size(), 2u);
+            EXPECT_TRUE(is_running(batch->value.at(0)));
+            EXPECT_EQ(batch->value.at(0).checkpoint.index, 0);
+            auto* alarm = batch->value.size() > 1
+                              ? batch->value[1].inner.get_if<proto::EventActorSetAlarm>()
+                              : nullptr;
+            EXPECT_TRUE(alarm && alarm->alarm_ts == 1'700'000'060'000);
+            EXPECT_EQ(batch->value.size() > 1 ? batch->value[1].checkpoint.index : -1, 1);
+        }
+        EXPECT_FALSE(env.cb->alarm_acked_during_start);
+        auto acks = env.cb->alarm_acks;
+        EXPECT_TRUE(co_await wait_until(env.clock(), *env.cb->changed, kWait,
+                                        [acks] { return !acks->empty(); }));
+        EXPECT_TRUE(!acks->empty() && acks->at(0) && acks->at(0)->ok());
+        co_await finish(env, handle);
+    }(e));
+}
+
+// An alarm set during a start that then fails never goes out, and its write says so.
+TEST(EnvoyCommands, AnAlarmSetDuringAFailedStartResolvesWithAnError) {
+    Env e;
+    e.cb->alarm_during_start = 1'700'000'060'000;
+    e.cb->start_result = Error("user", "boom", "start failed");
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        conn->push(start_command(kActor, 1, 1));
+        auto events = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
+        EXPECT_TRUE(events && events->value.size() == 1 && stopped_in(*events));
+        auto acks = env.cb->alarm_acks;
+        EXPECT_TRUE(co_await wait_until(env.clock(), *env.cb->changed, kWait,
+                                        [acks] { return !acks->empty(); }));
+        EXPECT_TRUE(!acks->empty() && acks->at(0) && !acks->at(0)->ok());
+        co_await finish(env, handle);
+    }(e));
+}
+
 TEST(EnvoyCommands, FailedStartReportsStoppedError) {
     Env e;
     e.cb->start_result = Error("user", "boom", "start failed");

@@ -4,6 +4,7 @@
 
 #include "envoy/body_stream.hpp"
 #include "runtime/select.hpp"
+#include "runtime/spawn.hpp"
 
 namespace rivetkit::envoy::testing {
 
@@ -89,6 +90,18 @@ asio::awaitable<Status> RecordingCallbacks::on_actor_start(EnvoyHandle handle, A
         probed_live.push_back(handle.is_hibernating_request_live(start.actor_id, id));
     if (!persisted_sockets.empty())
         handle.restore_hibernating_requests(start.actor_id, persisted_sockets);
+    if (alarm_during_start) {
+        auto ack = handle.set_alarm(start.actor_id, alarm_during_start, start.generation);
+        alarm_acked_during_start = !ack.try_recv().is_empty();
+        auto record = [](rt::OneshotReceiver<Status> rx,
+                         std::shared_ptr<std::vector<std::optional<Status>>> out,
+                         std::shared_ptr<rt::Notify> note) -> asio::awaitable<void> {
+            auto got = co_await rx.recv();
+            out->push_back(std::move(got));
+            note->notify_one();
+        };
+        rt::spawn(co_await asio::this_coro::executor, record(std::move(ack), alarm_acks, changed));
+    }
     if (intent_during_start == "sleep")
         handle.sleep_actor(start.actor_id, start.generation);
     else if (intent_during_start == "destroy")

@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ class RecordingCallbacks final : public EnvoyCallbacks {
     // Asked of the handle while the start is still running (before Running is reported), as a
     // run handler that puts its actor to sleep at once does: "sleep" or "destroy".
     std::string intent_during_start;
+    // An alarm set through the handle while the start is still running (as the core's alarm sync
+    // does), and what its write resolved to once the start was over.
+    std::optional<std::int64_t> alarm_during_start;
+    bool alarm_acked_during_start = false;
+    std::shared_ptr<std::vector<std::optional<Status>>> alarm_acks =
+        std::make_shared<std::vector<std::optional<Status>>>();
     // Sent on every new socket from the open callback, before it returns (a welcome message).
     std::string welcome;
     bool hibernate = false;

@@ -90,14 +90,12 @@ class CoreRegistry::Link final : public EnvoyLink {
         handle_.destroy_actor(std::string(actor_id), generation);
     }
     // Protocol v8 acknowledges events only in batches, so the write counts as done once queued
-    // on the connection (replayed after a reconnect until the engine acks it).
+    // on the connection (replayed after a reconnect until the engine acks it); one set while the
+    // actor starts is queued with its Running event.
     rt::OneshotReceiver<Status> set_alarm(std::string_view actor_id,
                                           std::optional<std::uint32_t> generation,
                                           std::optional<std::int64_t> alarm_ts) override {
-        handle_.set_alarm(std::string(actor_id), alarm_ts, generation);
-        auto [tx, rx] = rt::oneshot<Status>();
-        tx.send(Status{});
-        return std::move(rx);
+        return handle_.set_alarm(std::string(actor_id), alarm_ts, generation);
     }
     // The envoy re-attaches hibernating sockets itself (WebSocketOpen::restoring); sockets it
     // never saw open (another host process) are rebuilt from this persisted metadata.
