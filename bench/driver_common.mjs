@@ -111,3 +111,26 @@ export async function heapBytes(file) {
     }
     return null;
 }
+
+// The engine's own count of its work (its Prometheus metrics at `url`, engine_metrics_url in
+// scripts/engine.sh): database transactions (`rivet_udb_transaction_total`, every name) and
+// workflow signals sent (`rivet_gasoline_signal_send_duration_count`). Unlike its CPU time, these
+// do not drift between runs, so they rank what two hosts cost the engine. null when unreadable.
+export async function engineWork(url) {
+    if (!url) return null;
+    let text;
+    try {
+        const res = await fetch(url);
+        if (!res.ok) return null;
+        text = await res.text();
+    } catch {
+        return null;
+    }
+    const work = { transactions: 0, signals: 0 };
+    for (const line of text.split("\n")) {
+        if (line.startsWith("rivet_udb_transaction_total{")) work.transactions += Number(line.slice(line.lastIndexOf(" ") + 1));
+        else if (line.startsWith("rivet_gasoline_signal_send_duration_count{"))
+            work.signals += Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    return work;
+}

@@ -3,7 +3,8 @@
 # tests/support/engine_harness.cpp starts one: free loopback ports, a fresh data directory under
 # the given folder, pool "default" created through the API. Needs scripts/env.sh sourced first.
 #
-#   engine_start <dir>   starts it; sets engine_pid, engine_endpoint, engine_guard_port
+#   engine_start <dir>   starts it; sets engine_pid, engine_endpoint, engine_guard_port and
+#                        engine_metrics_url (its Prometheus metrics)
 #   engine_stop          SIGKILLs it (its data directory goes with <dir>)
 #   engine_cleanup_on_exit <label> [keep]
 #                        on exit or interrupt: SIGKILLs the process in $host_pid (if set) and the
@@ -29,6 +30,7 @@ engine_start() {
     local dir=$1 api_peer_port metrics_port
     read -r engine_guard_port api_peer_port metrics_port < <(engine_free_ports)
     engine_endpoint="http://127.0.0.1:$engine_guard_port"
+    engine_metrics_url="http://127.0.0.1:$metrics_port/metrics"
     local env=(
         RUST_BACKTRACE=0
         RUST_LOG_ANSI_COLOR=0

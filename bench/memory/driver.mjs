@@ -7,10 +7,12 @@
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--actors N] [--conns N]
 //                   [--actor resident --action touch --event touched]   (the actor and its calls,
 //                   these by default: both the C++ and the TypeScript host serve `resident`; the
-//                   action gets 1 as argument)
+//                   action gets 1 as argument) [--engine-metrics URL]
+// --engine-metrics: the engine's Prometheus endpoint; the engine's database transactions and
+// workflow signals per create and per idle second are then reported too.
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, driverArgs, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
+import { cpuMs, driverArgs, engineWork, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const nActors = Number(args.actors ?? 10000);
@@ -33,6 +35,8 @@ const client = createClient({ endpoint: args.endpoint, namespace: "default", poo
 const run = `${process.pid}`;
 const t0 = performance.now();
 const samples = [sample("baseline")];
+const metricsUrl = args["engine-metrics"];
+const createWork0 = await engineWork(metricsUrl);
 const engineCpu0 = cpuMs(enginePid);
 const hostCpu0 = cpuMs(hostPid);
 
@@ -61,6 +65,7 @@ await Promise.all(
 const createSeconds = (performance.now() - t0) / 1000;
 const createEngineMs = cpuMs(enginePid) - engineCpu0;
 const createHostMs = cpuMs(hostPid) - hostCpu0;
+const createWork1 = createWork0 && (await engineWork(metricsUrl));
 samples.push(sample(`${nActors} actors`));
 
 // The connections: one per actor, subscribed, each confirmed by an action over it.
@@ -84,6 +89,7 @@ samples.push(sample("after one broadcast per connected actor"));
 // engine closed one). The window opens 5 s after the last step, so that the last creates' own
 // work (a save a second after the first action, the database's idle close) is not counted in it.
 await new Promise((r) => setTimeout(r, 5_000));
+const idleWork0 = await engineWork(metricsUrl);
 const idleEngine0 = cpuMs(enginePid);
 const idleHost0 = cpuMs(hostPid);
 const idleTcp0 = tcpStats(hostPid);
@@ -91,6 +97,8 @@ await new Promise((r) => setTimeout(r, 20_000));
 const idleEngineMsPerS = (cpuMs(enginePid) - idleEngine0) / 20;
 const idleHostMsPerS = (cpuMs(hostPid) - idleHost0) / 20;
 const idleTcp = tcpDelta(idleTcp0, tcpStats(hostPid));
+const idleWork1 = idleWork0 && (await engineWork(metricsUrl));
+const perUnit = (a, b, n) => (a && b ? { transactions: (b.transactions - a.transactions) / n, signals: (b.signals - a.signals) / n } : null);
 const idleTraffic = idleTcp && {
     sent_bytes_per_s: idleTcp.bytes_sent / 20,
     segs_out_per_s: idleTcp.data_segs_out / 20,
@@ -116,6 +124,9 @@ const result = {
     idle_engine_cpu_ms_per_s: idleEngineMsPerS,
     idle_host_cpu_ms_per_s: idleHostMsPerS,
     idle_traffic: idleTraffic,
+    // The engine's own count of its work: per create, and per idle second.
+    engine_work_per_actor: perUnit(createWork0, createWork1, nActors),
+    idle_engine_work_per_s: perUnit(idleWork0, idleWork1, 20),
     samples,
 };
 fs.writeFileSync(args.out, JSON.stringify(result, null, 1));

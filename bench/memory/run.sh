@@ -68,7 +68,7 @@ host_pid=$!
 host_wait_ready memory "$tmp/host.log" "$ready" 60 || exit 1
 echo "memory: host ready on $engine_endpoint; $actors actors, $conns connections" >&2
 node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" --host-pid "$host_pid" \
-    --out "$tmp/result.json" --actors "$actors" --conns "$conns" 2> >(tee "$tmp/driver.log" >&2)
+    --out "$tmp/result.json" --actors "$actors" --conns "$conns" --engine-metrics "$engine_metrics_url" 2> >(tee "$tmp/driver.log" >&2)
 if [[ -n $ts ]]; then  # the TypeScript host logs in its own format
     started=n/a stopped=n/a
 else
@@ -89,6 +89,8 @@ console.log(`| engine RSS at the end | ${mib(r.engine_rss_kb)} MiB |`);
 console.log(`| create: wall / engine CPU per actor / host CPU per actor | ${r.create_seconds.toFixed(0)} s / ${r.engine_cpu_ms_per_actor.toFixed(1)} ms / ${r.host_cpu_ms_per_actor.toFixed(2)} ms (${r.create_retries} retried) |`);
 console.log(`| events delivered (one broadcast per connected actor) | ${r.events_delivered} of ${r.connections} |`);
 console.log(`| CPU while idle, 20 s: engine / host | ${r.idle_engine_cpu_ms_per_s.toFixed(0)} / ${r.idle_host_cpu_ms_per_s.toFixed(1)} ms per s |`);
+const w = r.engine_work_per_actor, iw = r.idle_engine_work_per_s;
+if (w && iw) console.log(`| engine DB transactions / workflow signals: per create, per idle second | ${w.transactions.toFixed(1)} / ${w.signals.toFixed(2)}, ${iw.transactions.toFixed(0)} / ${iw.signals.toFixed(1)} |`);
 const t = r.idle_traffic;
 console.log(`| while idle: host → engine / engine → host | ${t ? `${t.sent_bytes_per_s.toFixed(0)} B (${t.segs_out_per_s.toFixed(1)} segments) / ${t.received_bytes_per_s.toFixed(0)} B (${t.segs_in_per_s.toFixed(1)} segments) per s` : "unknown (the engine closed a connection)"} |`);
 ' "$tmp/result.json" "$started" "$stopped"

@@ -4,15 +4,17 @@
 // /proc/<pid>/stat, all threads), plus the host's RSS. Writes one JSON document to --out.
 //
 //   node driver.mjs --endpoint URL --engine-pid P --host-pid P --out FILE [--quick]
-//                   [--only REGEX] [--awake N] [--heap-file F]
+//                   [--only REGEX] [--awake N] [--heap-file F] [--engine-metrics URL]
 //
+// --engine-metrics: the engine's Prometheus endpoint; each scenario then also reports the
+// database transactions and workflow signals the engine counted per operation.
 // --heap-file: where a host with the memory host's heap probe writes its malloc heap in use (the
 // awake scenario then reports heap per actor beside RSS per actor).
 // --only runs the scenario groups whose key matches (cold, sequential, throughput, fanout, sleep,
 // awake); --awake sets the number of awake actors (default 1,000, 100 with --quick).
 import fs from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { cpuMs, diskWriteBytes, driverArgs, heapBytes, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
+import { cpuMs, diskWriteBytes, driverArgs, engineWork, heapBytes, rssKb, tcpDelta, tcpStats } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "engine-pid", "host-pid", "out"]);
 const quick = Boolean(args.quick);
@@ -29,6 +31,8 @@ function percentile(sorted, p) {
 
 // Runs `body` and reports what it cost: `body` returns { ops, latencies? }.
 async function measure(name, body) {
+    // Read before the CPU counters and after them: the engine's metrics page costs it CPU to write.
+    const work0 = await engineWork(args["engine-metrics"]);
     const e0 = cpuMs(enginePid);
     const h0 = cpuMs(hostPid);
     const tcp0 = tcpStats(hostPid);
@@ -43,6 +47,7 @@ async function measure(name, body) {
     // the traffic rows are then not known.
     const tcp = tcpDelta(tcp0, tcpStats(hostPid));
     const disk = diskWriteBytes(enginePid);
+    const work1 = work0 && (await engineWork(args["engine-metrics"]));
     latencies.sort((a, b) => a - b);
     const result = {
         name,
@@ -63,6 +68,8 @@ async function measure(name, body) {
         host_segs_in_per_op: tcp && tcp.data_segs_in / ops,
         host_reconnected: tcp === null,
         engine_disk_kb_per_op: (disk - disk0) / 1024 / ops,
+        engine_transactions_per_op: work1 ? (work1.transactions - work0.transactions) / ops : null,
+        engine_signals_per_op: work1 ? (work1.signals - work0.signals) / ops : null,
         ...extra,
     };
     console.error(`driver: ${name}: ${JSON.stringify(result)}`);

@@ -53,6 +53,12 @@ for (const t of ts.results) {
         rows.push(["", "engine storage writes KB/op", fmt(t.engine_disk_kb_per_op, 2), fmt(c.engine_disk_kb_per_op, 2),
             ratio(c.engine_disk_kb_per_op, t.engine_disk_kb_per_op)]);
     }
+    if (typeof t.engine_transactions_per_op === "number" && typeof c.engine_transactions_per_op === "number") {
+        rows.push(["", "engine DB transactions/op", fmt(t.engine_transactions_per_op, 2), fmt(c.engine_transactions_per_op, 2),
+            ratio(c.engine_transactions_per_op, t.engine_transactions_per_op)]);
+        rows.push(["", "engine workflow signals/op", fmt(t.engine_signals_per_op, 3), fmt(c.engine_signals_per_op, 3),
+            ratio(c.engine_signals_per_op, t.engine_signals_per_op)]);
+    }
     if (t.host_rss_kb_per_actor !== undefined)
         rows.push(["", "host RSS KB/actor", fmt(t.host_rss_kb_per_actor), fmt(c.host_rss_kb_per_actor),
             ratio(c.host_rss_kb_per_actor, t.host_rss_kb_per_actor)]);

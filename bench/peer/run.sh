@@ -79,7 +79,7 @@ run_one() {
     host_wait_ready "peer: $label" "$tmp/$label/host.log" "$ready" 60 || return 1
     echo "peer: $label host ready on $engine_endpoint" >&2
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
-        --host-pid "$host_pid" --heap-file "$tmp/$label/heap" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
+        --host-pid "$host_pid" --heap-file "$tmp/$label/heap" --engine-metrics "$engine_metrics_url" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
         echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
     stop_host
 
