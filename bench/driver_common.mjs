@@ -126,11 +126,26 @@ export async function engineWork(url) {
     } catch {
         return null;
     }
-    const work = { transactions: 0, signals: 0 };
+    const work = { transactions: 0, signals: 0, by_name: {} };
     for (const line of text.split("\n")) {
-        if (line.startsWith("rivet_udb_transaction_total{")) work.transactions += Number(line.slice(line.lastIndexOf(" ") + 1));
-        else if (line.startsWith("rivet_gasoline_signal_send_duration_count{"))
-            work.signals += Number(line.slice(line.lastIndexOf(" ") + 1));
+        const value = () => Number(line.slice(line.lastIndexOf(" ") + 1));
+        if (line.startsWith("rivet_udb_transaction_total{")) {
+            const name = /name="([^"]*)"/.exec(line)?.[1] ?? "?";
+            work.by_name[name] = (work.by_name[name] ?? 0) + value();
+            work.transactions += value();
+        } else if (line.startsWith("rivet_gasoline_signal_send_duration_count{")) work.signals += value();
     }
     return work;
+}
+
+// The transactions of each name between two engineWork readings, per `ops`, largest first
+// (names with none left out).
+export function transactionsByName(before, after, ops) {
+    if (!before || !after) return null;
+    return Object.fromEntries(
+        Object.entries(after.by_name)
+            .map(([name, n]) => [name, (n - (before.by_name[name] ?? 0)) / ops])
+            .filter(([, n]) => n > 0)
+            .sort((a, b) => b[1] - a[1]),
+    );
 }
