@@ -121,17 +121,41 @@ const results = [];
 const only = typeof args.only === "string" ? new RegExp(args.only) : null;
 const want = (group) => !only || only.test(group);
 
+// A scenario's actors are put to sleep once it is over, outside any measured window: a counter
+// sleeps 30 s after its last call, and the engine's work for that (its actor workflow stopping,
+// about 30 transactions and 2 signals each), and for every awake actor meanwhile (a signal poll
+// every 1.5 s), landed in whichever later window was running then. The faster host's earlier
+// scenarios end sooner, so its cold creates fell asleep inside its 16-actor HTTP window (31
+// actors, ~0.7 transactions per action more, 2026-12-07) and the TS host's elsewhere.
+// An actor's workflow polls for signals in memory for ~6 s after the actor stopped, then commits
+// itself to the database (`gas_commit_workflow`, once per actor): that is the end of the
+// engine's work for it, waited for here (at most 15 s; 8 s when the engine's metrics are unknown).
+async function retire(handles) {
+    const url = args["engine-metrics"];
+    const commits = (work) => work?.by_name.gas_commit_workflow ?? 0;
+    const before = await engineWork(url);
+    await Promise.all(handles.map((h) => h.goToSleep()));
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    if (!before) return sleep(8000);
+    for (const deadline = performance.now() + 15_000; performance.now() < deadline; ) {
+        await sleep(250);
+        if (commits(await engineWork(url)) - commits(before) >= handles.length) return;
+    }
+    console.error(`driver: ${handles.length} actors put to sleep, not all put away by the engine in 15 s`);
+}
+
 // Cold create: a new actor per call, its first action.
 if (want("cold")) {
     const n = quick ? 10 : 30;
+    const handles = Array.from({ length: n }, (_, i) => client.counter.getOrCreate([`cold-${run}-${i}`]));
     results.push(
         await measure("cold create + first action", async () => {
             const latencies = [];
-            for (let i = 0; i < n; i++)
-                latencies.push(await timed(() => client.counter.getOrCreate([`cold-${run}-${i}`]).increment(1)));
+            for (const h of handles) latencies.push(await timed(() => h.increment(1)));
             return { ops: n, latencies };
         }),
     );
+    await retire(handles);
 }
 
 // Sequential actions on one actor.
@@ -155,6 +179,7 @@ if (want("sequential")) {
         }),
     );
     await conn.dispose();
+    await retire([h]);
 }
 
 // Throughput with 16 callers: one actor, then one actor each; over HTTP and WebSocket.
@@ -164,7 +189,8 @@ for (const [label, actorsFor] of want("throughput")
           ["16 actors", (i) => `many-${run}-${i}`],
       ]
     : []) {
-    const handles = Array.from({ length: callers }, (_, i) => client.counter.getOrCreate([actorsFor(i)]));
+    const keys = Array.from({ length: callers }, (_, i) => actorsFor(i));
+    const handles = keys.map((key) => client.counter.getOrCreate([key]));
     await Promise.all(handles.map((h) => h.increment(0)));
     results.push(
         await measure(`HTTP actions, 16 callers, ${label}`, () =>
@@ -188,6 +214,7 @@ for (const [label, actorsFor] of want("throughput")
         ),
     );
     await Promise.all(conns.map((c) => c.dispose()));
+    await retire([...new Map(keys.map((key, i) => [key, handles[i]])).values()]);
 }
 
 // Event fan-out: 50 subscribed connections, one increment at a time; latency until the last
@@ -234,6 +261,7 @@ if (want("fanout")) {
         );
     }
     await Promise.all(conns.map((c) => c.dispose()));
+    await retire([h]);
 }
 
 // First action after sleep: actors put to sleep by an action, then woken by their next call,
@@ -254,6 +282,7 @@ if (want("sleep")) {
             return { ops: n, latencies };
         }),
     );
+    await retire(handles);
 }
 
 // Many awake actors: create rate, engine CPU per create, host RSS per actor. The actors are
