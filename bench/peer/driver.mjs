@@ -38,6 +38,7 @@ async function measure(name, body) {
     const tcp0 = tcpStats(hostPid);
     const disk0 = diskWriteBytes(enginePid);
     const t0 = performance.now();
+    slowest = [];
     const { ops, latencies = [], extra = {} } = await body();
     const seconds = (performance.now() - t0) / 1000;
     const engineMs = cpuMs(enginePid) - e0;
@@ -71,16 +72,27 @@ async function measure(name, body) {
         engine_transactions_per_op: work1 ? (work1.transactions - work0.transactions) / ops : null,
         engine_signals_per_op: work1 ? (work1.signals - work0.signals) / ops : null,
         engine_transactions_by_name: transactionsByName(work0, work1, ops),
+        slowest_calls: slowest,
         ...extra,
     };
     console.error(`driver: ${name}: ${JSON.stringify(result)}`);
     return result;
 }
 
+// The five slowest calls of the scenario being measured, with their wall-clock start (to set a
+// tail beside the host's and the engine's logs).
+let slowest = [];
 async function timed(fn) {
     const t = performance.now();
+    const at = Date.now();
     await fn();
-    return performance.now() - t;
+    const ms = performance.now() - t;
+    if (slowest.length < 5 || ms > slowest[slowest.length - 1].ms) {
+        slowest.push({ at: new Date(at).toISOString(), ms: Math.round(ms) });
+        slowest.sort((a, b) => b.ms - a.ms);
+        slowest.length = Math.min(slowest.length, 5);
+    }
+    return ms;
 }
 
 // `callers` loops, each calling `call(i)` back to back until `seconds` have passed.
