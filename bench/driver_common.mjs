@@ -149,3 +149,12 @@ export function transactionsByName(before, after, ops) {
             .sort((a, b) => b[1] - a[1]),
     );
 }
+
+// How long a process has been running, in seconds (/proc/<pid>/stat's start time against
+// /proc/uptime).
+export function processAgeS(pid) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const startTicks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+    return uptime - startTicks / (1000 / TICK_MS);
+}
