@@ -174,6 +174,7 @@ const want = (group) => !only || only.test(group);
 // every 1.5 s), landed in whichever later window was running then. The faster host's earlier
 // scenarios end sooner, so its cold creates fell asleep inside its 16-actor HTTP window (31
 // actors, ~0.7 transactions per action more, 2026-12-07) and the TS host's elsewhere.
+//
 // An actor's workflow polls for signals in memory for ~6 s after the actor stopped, then commits
 // itself to the database (`gas_commit_workflow`, once per actor): that is the end of the
 // engine's work for it, waited for here (at most 15 s; 8 s when the engine's metrics are unknown).
