@@ -355,7 +355,9 @@ TEST(EnvoyCommands, AnAlarmSetDuringTheStartGoesOutWithRunningInOneMessage) {
             EXPECT_EQ(batch->value.size() > 1 ? batch->value[1].checkpoint.index : -1, 1);
         }
         EXPECT_FALSE(env.cb->alarm_acked_during_start);
-        auto acks = env.cb->alarm_acks;
+        // A raw pointer: GCC 12 destroys a lambda's captured shared_ptr twice when the lambda is
+        // a temporary of a co_await expression.
+        auto* acks = env.cb->alarm_acks.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *env.cb->changed, kWait,
                                         [acks] { return !acks->empty(); }));
         EXPECT_TRUE(!acks->empty() && acks->at(0) && acks->at(0)->ok());
@@ -373,7 +375,9 @@ TEST(EnvoyCommands, AnAlarmSetDuringAFailedStartResolvesWithAnError) {
         conn->push(start_command(kActor, 1, 1));
         auto events = co_await conn->next_of<proto::ToRivetEvents>(env.clock(), kWait);
         EXPECT_TRUE(events && events->value.size() == 1 && stopped_in(*events));
-        auto acks = env.cb->alarm_acks;
+        // A raw pointer: GCC 12 destroys a lambda's captured shared_ptr twice when the lambda is
+        // a temporary of a co_await expression.
+        auto* acks = env.cb->alarm_acks.get();
         EXPECT_TRUE(co_await wait_until(env.clock(), *env.cb->changed, kWait,
                                         [acks] { return !acks->empty(); }));
         EXPECT_TRUE(!acks->empty() && acks->at(0) && !acks->at(0)->ok());
