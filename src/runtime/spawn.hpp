@@ -99,6 +99,9 @@ struct TaskState {
     // body that has not returned yet.
     bool body_running = false;
     std::shared_ptr<void> work;
+    // Handoff::resume while the last body's co_spawn is still completing: started from that
+    // completion (two bodies at once would share the abort slot).
+    boost::asio::awaitable<T> next_body;
 
     void finish(Joined<T>&& joined) {
         result.emplace(std::move(joined));
@@ -118,6 +121,9 @@ template <typename T>
 boost::asio::awaitable<std::optional<T>> with_default(boost::asio::awaitable<T> body) {
     co_return co_await std::move(body);
 }
+
+template <typename T>
+void start_body(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<T> body);
 
 // co_spawn's completion handler: how the body ended completes the task, unless it handed its
 // completion off (then its work finishes it) or was aborted after that. A handler, not a wrapper
@@ -147,11 +153,19 @@ private:
     template <typename Ok>
     void done(std::exception_ptr failure, Ok ok) const {
         st->body_running = false;
+        boost::asio::awaitable<T> next = std::move(st->next_body);  // destroyed unless started
         if (st->result)
             return;  // a handed-off task aborted meanwhile
         if (failure) {
             st->finish_work(st->abort_requested ? Joined<T>::aborted()
                                                 : Joined<T>::failed(failure));
+        } else if (next.valid()) {
+            if (st->abort_requested) {
+                st->finish_work(Joined<T>::aborted());
+                return;
+            }
+            st->body_running = true;
+            start_body(st, std::move(next));
         } else if (!st->handed_off) {
             st->finish_work(ok());
         } else {
@@ -247,7 +261,8 @@ public:
         return true;
     }
     // After hand_off: runs `body` as the task's body again, started here (co_spawn runs it
-    // inline up to its first suspension). The state lets go of the work, which `body` must own
+    // inline up to its first suspension), or, when the last body has returned but its co_spawn
+    // has not completed yet, from that completion. The state lets go of the work, which `body` must own
     // (and may hand off again); abort() cancels `body` as it would the first. False when the
     // task is over or was not handed off.
     bool resume(boost::asio::awaitable<T> body) const {
@@ -256,6 +271,10 @@ public:
             return false;
         std::shared_ptr<void> work = std::move(st->work);
         st->handed_off = false;
+        if (st->body_running) {  // the last body returned; its co_spawn completes later
+            st->next_body = std::move(body);
+            return true;
+        }
         st->body_running = true;
         detail::start_body(st, std::move(body));
         return true;

@@ -347,3 +347,45 @@ TEST(Spawn, AHandedOffTaskResumedIntoABodyEndsWithThatBodyOrIsAbortedInIt) {
         EXPECT_EQ(destroyed, 1);
     }
 }
+
+namespace {
+
+// Hands off and returns without having waited on anything, so its co_spawn completes from a
+// handler of its own, queued behind the one posted here that resumes the task into another body.
+asio::awaitable<int> hand_off_and_resume_behind_it(rt::Handoff<int> handoff, rt::Clock& clock,
+                                                   int& destroyed, int& body_dropped,
+                                                   bool& resumed) {
+    auto work = std::make_shared<LeftWork>(destroyed, handoff);
+    EXPECT_TRUE(handoff.hand_off(work));
+    auto executor = co_await asio::this_coro::executor;
+    asio::post(executor, [=, &clock, &body_dropped, &resumed] {
+        resumed = handoff.resume(resumed_body(work, clock, true, body_dropped));
+    });
+    co_return 0;
+}
+
+}  // namespace
+
+// The actor task resumes its parked task from the runtime's run queue, which may run before the
+// last body's co_spawn has completed. The new body then starts from that completion, so it has
+// the task's abort slot to itself: an abort still cancels it.
+TEST(Spawn, AResumeBeforeTheLastBodyCompletedStartsTheNewBodyAfterIt) {
+    rt::TestRuntime rt;
+    int destroyed = 0;
+    int body_dropped = 0;
+    bool resumed = false;
+    auto handle = rt::spawn_handing_off<int>(rt.executor(), [&](rt::Handoff<int> handoff) {
+        return hand_off_and_resume_behind_it(std::move(handoff), rt.clock(), destroyed,
+                                             body_dropped, resumed);
+    });
+    rt.run_until_idle();
+    EXPECT_TRUE(resumed);
+    EXPECT_FALSE(handle.is_finished()) << "ended by the first body's return";
+    EXPECT_EQ(body_dropped, 0);
+    handle.abort();
+    auto joined = rt.block_on(handle.join());
+    EXPECT_TRUE(joined.is_aborted()) << "the resumed body did not see the abort";
+    rt.run_until_idle();
+    EXPECT_EQ(body_dropped, 1);
+    EXPECT_EQ(destroyed, 1);
+}
