@@ -21,7 +21,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -32,6 +31,7 @@
 #include "core/actor/factory.hpp"
 #include "core/actor/queue.hpp"
 #include "rivetkit/detail/definition.hpp"
+#include "runtime/defer.hpp"
 
 namespace rivetkit::detail {
 namespace {
@@ -625,11 +625,10 @@ class Generation final : public rt::detail::Waiter,
     }
 
   private:
-    // From the stream's sender: serving runs user code, so it is posted, never run inline.
+    // From the stream's sender: serving runs user code, so it is deferred, never run inline.
     void wake() noexcept override {
-        boost::asio::post(loop_.executor(), [weak = weak_from_this()] {
-            if (auto self = weak.lock())
-                self->serve();
+        rt::defer(loop_.executor(), weak_from_this(), [](const std::shared_ptr<void>& target) {
+            static_cast<Generation*>(target.get())->serve();
         });
     }
 

@@ -1,9 +1,12 @@
 #include "runtime/suspension.hpp"
 
+#include "runtime/defer.hpp"
 #include "runtime/ring_buffer.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include <boost/asio/append.hpp>
@@ -94,18 +97,35 @@ public:
     void schedule(Suspension::Handler handler, boost::system::error_code ec,
                   asio::cancellation_state cancellation) {
         if (shut_down_) return;  // the handler dies here, as asio's own ops do after shutdown
-        ready_.push_back(Ready{std::move(handler), ec, std::move(cancellation)});
-        if (draining_ || drain_posted_) return;
-        drain_posted_ = true;
-        asio::post(*executor_, [this, executor = *executor_] { drain(executor); });
+        ready_.push_back(Ready{std::move(handler), ec, std::move(cancellation), {}, nullptr});
+        post_drain();
+    }
+
+    // rt::defer's entry: a callback in the same queue, in the same order.
+    void schedule(const asio::any_io_executor& executor, std::weak_ptr<void> target,
+                  DeferredFn fn) {
+        if (shut_down_) return;
+        if (!executor_) executor_.emplace(executor);
+        ready_.push_back(Ready{{}, {}, {}, std::move(target), fn});
+        post_drain();
     }
 
 private:
+    // A woken wait's resumption (handler), or a deferred callback (fn).
     struct Ready {
         Suspension::Handler handler;
         boost::system::error_code ec;
         asio::cancellation_state cancellation;  // the waiting coroutine's
+        std::weak_ptr<void> target;
+        DeferredFn fn;
     };
+
+    // The posted drain keeps the context's work outstanding while anything is queued.
+    void post_drain() {
+        if (draining_ || drain_posted_) return;
+        drain_posted_ = true;
+        asio::post(*executor_, [this, executor = *executor_] { drain(executor); });
+    }
 
     void drain(const asio::any_io_executor& executor) {
         drain_posted_ = false;
@@ -125,6 +145,11 @@ private:
         } finish{*this, executor};
         for (std::size_t n = 0; n < kDrainBatch && !ready_.empty(); ++n) {
             Ready next = ready_.pop_front();
+            if (next.fn != nullptr) {
+                if (std::shared_ptr<void> target = next.target.lock())
+                    next.fn(target);
+                continue;
+            }
             // Cancelled after its wake, before it runs: the wait fails (Suspension's header).
             if (!next.ec && next.cancellation.cancelled() != asio::cancellation_type::none)
                 next.ec = asio::error::operation_aborted;
@@ -159,6 +184,18 @@ private:
 };
 
 asio::execution_context::id PendingWaits::id;
+
+}  // namespace rivetkit::rt::detail
+
+namespace rivetkit::rt {
+
+void defer(const asio::any_io_executor& executor, std::weak_ptr<void> target, DeferredFn fn) {
+    detail::PendingWaits::of(executor).schedule(executor, std::move(target), fn);
+}
+
+}  // namespace rivetkit::rt
+
+namespace rivetkit::rt::detail {
 
 Suspension::~Suspension() {
     if (registry_ != nullptr) registry_->remove(*this);

@@ -6,6 +6,7 @@
 #include <cassert>
 
 #include "base/log.hpp"
+#include "runtime/defer.hpp"
 #include "runtime/select.hpp"
 
 namespace rivetkit::core {
@@ -301,12 +302,12 @@ void ActorTask::park() {
                  rt::deadline(ctx.clock(), wake_at));
 }
 
-// From the waker: serving is posted, and a wake after the task ended (its state destroyed the
-// task, or the generation finished) finds nothing to lock.
+// From the waker: serving is deferred to the run queue, and a wake after the task ended (its
+// state destroyed the task, or the generation finished) finds nothing to lock.
 void ActorTask::Parked::on_wake() noexcept {
-    boost::asio::post(task_.ctx.executor(), [weak = task_.self_] {
-        if (auto self = weak.lock())
-            self->serve_parked(self);
+    rt::defer(task_.ctx.executor(), task_.self_, [](const std::shared_ptr<void>& target) {
+        auto self = std::static_pointer_cast<ActorTask>(target);
+        self->serve_parked(self);
     });
 }
 
