@@ -96,6 +96,46 @@ class CorkedStream {
             token, buffers);
     }
 
+    // Writes what is buffered now, when the socket takes it without waiting, and says whether
+    // anything is left: then (or with a socket that cannot write without waiting, such as a TLS
+    // stream) the caller awaits async_flush for the rest. A write that takes it all completes
+    // nothing: no operation, no handler, and so no pass of the io loop for its completion.
+    // A write error is kept as failure(), as an asynchronous write's would be.
+    bool flush_now() {
+        Shared& sh = *shared_;
+        if constexpr (requires(Next& n, boost::system::error_code& ec) {
+                          n.non_blocking(true, ec);
+                          n.write_some(boost::asio::const_buffer(), ec);
+                      }) {
+            if (sh.failed || sh.in_flight || sh.pending.empty())
+                return !sh.failed && !sh.in_flight && sh.pending.empty();
+            boost::system::error_code ec;
+            if (!next_.non_blocking())
+                next_.non_blocking(true, ec);
+            std::size_t n = 0;
+            if (!ec)
+                n = next_.write_some(boost::asio::buffer(sh.pending), ec);
+            if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again)
+                ec.clear();
+            if (ec) {
+                sh.failed = ec;
+                sh.pending.clear();
+                return false;
+            }
+            if (n < sh.pending.size()) {
+                sh.pending.erase(sh.pending.begin(),
+                                 sh.pending.begin() + static_cast<std::ptrdiff_t>(n));
+                return false;
+            }
+            sh.pending.clear();
+            if (sh.pending.capacity() > kKeptCapacity)
+                std::vector<char>().swap(sh.pending);
+            return true;
+        } else {
+            return sh.pending.empty() && !sh.in_flight;
+        }
+    }
+
     // Sends whatever is buffered; completes once it is written (at once when nothing is).
     template <class Token>
     auto async_flush(Token&& token) {

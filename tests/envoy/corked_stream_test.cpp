@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/write.hpp>
 #include <string>
@@ -24,6 +25,10 @@ struct Wire {
     std::vector<std::pair<Handler, std::size_t>> held;
     bool immediate = true;
     boost::system::error_code fail_with;
+    // SocketStream's writes that did not wait, what each takes at most, and its error.
+    std::vector<std::string> sync_writes;
+    std::size_t takes = std::numeric_limits<std::size_t>::max();
+    boost::system::error_code sync_error;
 };
 
 class RecordingStream {
@@ -57,9 +62,37 @@ class RecordingStream {
             token);
     }
 
-  private:
+  protected:
     asio::io_context* io_;
     Wire* wire_;
+};
+
+// A stream that can also write without waiting, as a non-blocking TCP socket does: what it takes
+// now is recorded in `sync_writes` (at most wire.takes bytes), or it fails with wire.sync_error.
+class SocketStream : public RecordingStream {
+  public:
+    using RecordingStream::RecordingStream;
+    bool non_blocking() const noexcept { return non_blocking_; }
+    void non_blocking(bool on, boost::system::error_code& ec) {
+        non_blocking_ = on;
+        ec.clear();
+    }
+    std::size_t write_some(asio::const_buffer data, boost::system::error_code& ec) {
+        EXPECT_TRUE(non_blocking_) << "a write that could wait on the io thread";
+        ec = wire_->sync_error;
+        if (ec)
+            return 0;
+        const std::size_t n = std::min(data.size(), wire_->takes);
+        if (n == 0) {
+            ec = asio::error::would_block;
+            return 0;
+        }
+        wire_->sync_writes.emplace_back(static_cast<const char*>(data.data()), n);
+        return n;
+    }
+
+  private:
+    bool non_blocking_ = false;
 };
 
 // Runs what is ready (poll() stops the context once it runs out of work: restart it first).
@@ -81,19 +114,22 @@ struct Outcome {
     bool done = false;
     boost::system::error_code ec;
 };
-void write(CorkedStream<RecordingStream>& stream, const std::string& s, Outcome& out) {
+template <class Stream>
+void write(CorkedStream<Stream>& stream, const std::string& s, Outcome& out) {
     asio::async_write(stream, asio::buffer(s), [&out](boost::system::error_code ec, std::size_t) {
         out.done = true;
         out.ec = ec;
     });
 }
 // Appends `s` as the envoy's transport does with a message it framed.
-void put(CorkedStream<RecordingStream>& stream, const std::string& s) {
+template <class Stream>
+void put(CorkedStream<Stream>& stream, const std::string& s) {
     char* room = stream.append(s.size());
     ASSERT_NE(room, nullptr);
     std::copy(s.begin(), s.end(), room);
 }
-void flush(CorkedStream<RecordingStream>& stream, Outcome& out) {
+template <class Stream>
+void flush(CorkedStream<Stream>& stream, Outcome& out) {
     stream.async_flush([&out](boost::system::error_code ec, std::size_t) {
         out.done = true;
         out.ec = ec;
@@ -265,6 +301,80 @@ TEST(CorkedStream, DestroyingTheStreamWithAWriteInFlightFailsItsWaiterSafely) {
     EXPECT_EQ(a.ec, asio::error::operation_aborted);
     EXPECT_EQ(f.ec, asio::error::operation_aborted);
     EXPECT_EQ(wire.writes.size(), 1u);
+}
+
+// flush_now: the envoy's writer hands its buffer to a socket that takes it without waiting, and
+// nothing completes later (no handler: no pass of the io loop for the write's completion).
+TEST(CorkedStream, FlushNowWritesWhatTheSocketTakesWithoutAnOperation) {
+    asio::io_context io;
+    Wire wire;
+    CorkedStream<SocketStream> stream(io, wire);
+    put(stream, "one");
+    put(stream, "two");
+    EXPECT_TRUE(stream.flush_now());
+    EXPECT_EQ(wire.sync_writes, std::vector<std::string>{"onetwo"});
+    EXPECT_FALSE(stream.buffered());
+    EXPECT_TRUE(wire.writes.empty()) << "an asynchronous write as well";
+    io.restart();
+    EXPECT_EQ(io.poll(), 0u) << "the write left a handler behind";
+    EXPECT_TRUE(stream.flush_now()) << "nothing buffered is nothing left";
+    EXPECT_EQ(wire.sync_writes.size(), 1u);
+}
+
+TEST(CorkedStream, FlushNowLeavesWhatTheSocketDidNotTakeForTheNextWrite) {
+    asio::io_context io;
+    Wire wire;
+    wire.takes = 3;
+    CorkedStream<SocketStream> stream(io, wire);
+    put(stream, "abcdefg");
+    EXPECT_FALSE(stream.flush_now());
+    EXPECT_EQ(wire.sync_writes, std::vector<std::string>{"abc"});
+    EXPECT_EQ(stream.buffered_size(), 4u);
+    EXPECT_FALSE(stream.failure());
+    wire.takes = 0;  // full: would block
+    EXPECT_FALSE(stream.flush_now());
+    EXPECT_EQ(stream.buffered_size(), 4u);
+    Outcome f;
+    flush(stream, f);
+    poll(io);
+    EXPECT_TRUE(f.done);
+    EXPECT_FALSE(f.ec);
+    EXPECT_EQ(wire.writes, std::vector<std::string>{"defg"});
+}
+
+TEST(CorkedStream, FlushNowWaitsBehindAWriteInFlight) {
+    asio::io_context io;
+    Wire wire;
+    wire.immediate = false;
+    CorkedStream<SocketStream> stream(io, wire);
+    Outcome pong, f;
+    write(stream, "pong", pong);  // in flight, held
+    poll(io);
+    put(stream, "frame");
+    EXPECT_FALSE(stream.flush_now());
+    EXPECT_TRUE(wire.sync_writes.empty()) << "written ahead of the write in flight";
+    flush(stream, f);
+    complete_next(io, wire);
+    complete_next(io, wire);
+    EXPECT_TRUE(pong.done && f.done);
+    EXPECT_EQ(wire.writes, (std::vector<std::string>{"pong", "frame"}));
+}
+
+TEST(CorkedStream, FlushNowKeepsASocketErrorForEveryLaterWrite) {
+    asio::io_context io;
+    Wire wire;
+    wire.sync_error = asio::error::broken_pipe;
+    CorkedStream<SocketStream> stream(io, wire);
+    put(stream, "frame");
+    EXPECT_FALSE(stream.flush_now());
+    EXPECT_EQ(stream.failure(), asio::error::broken_pipe);
+    EXPECT_EQ(stream.append(1), nullptr) << "appended after the connection failed";
+    Outcome f;
+    write(stream, "late", f);
+    poll(io);
+    EXPECT_TRUE(f.done);
+    EXPECT_EQ(f.ec, asio::error::broken_pipe);
+    EXPECT_TRUE(wire.writes.empty());
 }
 
 }  // namespace
