@@ -16,6 +16,8 @@
 
 #include <netinet/tcp.h>
 
+#include "runtime/defer.hpp"
+
 namespace rivetkit::rt {
 
 class QuickAck {
@@ -42,13 +44,18 @@ class QuickAck {
 // request gets its response within the same few turns of the io loop). An ACK that can ride on
 // that answer needs no segment of its own, and the engine's Nagle meanwhile gathers its next
 // frames into one segment; only a read that nothing answers (a KV response, an event) needs
-// the ACK alone. So after a read the ACK is owed; wrote() settles it; a check posted after the
-// read looks again kTurns passes of the io loop later and sends it alone if it is still owed.
-// A WebSocket action's way from the read to its answer takes three passes (the read's drain of
-// the runtime's run queue, the connect socket's spawned task, which starts from a posted handler,
-// and the actor's drain); with three turns the check fired first for half of them.
+// the ACK alone. So after a read the ACK is owed, wrote() settles it, and a check looks again
+// later and sends it alone if it is still owed.
+//
+// The check first waits in the runtime's run queue (rt::defer), where the way from a read to its
+// answer runs: a WebSocket action's is four hops there (the connect socket's read loop, the
+// actor's serve, the typed runtime's serve, the envoy's writer), each a wave of the queue that
+// the check goes behind again. Only an answer that waits on something else (a SQLite worker, a
+// timer) outlasts kQueueTurns of those; the check then goes to asio's queue, whose every pass
+// costs a poll of its reactor, for kTurns passes before it sends the ACK.
 class DeferredQuickAck {
   public:
+    static constexpr int kQueueTurns = 8;
     static constexpr int kTurns = 6;
 
     explicit DeferredQuickAck(boost::asio::ip::tcp::socket& socket)
@@ -57,14 +64,15 @@ class DeferredQuickAck {
     DeferredQuickAck(const DeferredQuickAck&) = delete;
     DeferredQuickAck& operator=(const DeferredQuickAck&) = delete;
 
+    // Only on a thread running the socket's context (the run queue's rule).
     void after_read() {
         State& s = *state_;
         s.owed = true;
         s.turns = 0;
-        if (s.check_posted)
+        if (s.check_queued)
             return;
-        s.check_posted = true;
-        post_check(state_);
+        s.check_queued = true;
+        queue_check(state_);
     }
     void wrote() noexcept { state_->owed = false; }
 
@@ -74,22 +82,30 @@ class DeferredQuickAck {
         boost::asio::ip::tcp::socket* socket;  // null once the owner is gone
         QuickAck ack;
         bool owed = false;
-        bool check_posted = false;
+        bool check_queued = false;
         int turns = 0;
     };
 
-    static void post_check(const std::shared_ptr<State>& state) {
-        boost::asio::post(state->socket->get_executor(), [state] {
-            State& s = *state;
-            if (s.socket == nullptr || !s.owed) {
-                s.check_posted = false;
-                return;
-            }
-            if (++s.turns < kTurns)
-                return post_check(state);
-            s.check_posted = false;
-            s.owed = false;
-            s.ack.after_read(*s.socket);
+    static void check(const std::shared_ptr<State>& state) {
+        State& s = *state;
+        if (s.socket == nullptr || !s.owed) {
+            s.check_queued = false;
+            return;
+        }
+        ++s.turns;
+        if (s.turns < kQueueTurns)
+            return queue_check(state);
+        if (s.turns < kQueueTurns + kTurns) {
+            boost::asio::post(s.socket->get_executor(), [state] { check(state); });
+            return;
+        }
+        s.check_queued = false;
+        s.owed = false;
+        s.ack.after_read(*s.socket);
+    }
+    static void queue_check(const std::shared_ptr<State>& state) {
+        defer(state->socket->get_executor(), state, [](const std::shared_ptr<void>& target) {
+            check(std::static_pointer_cast<State>(target));
         });
     }
 
