@@ -2,8 +2,12 @@
 // on only around the measured actions (callgrind_control -i on/off), so the count holds nothing but
 // those actions and what they cause. Used by instructions.sh.
 //
-//   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K]
-import { execFileSync } from "node:child_process";
+// With --perf the host runs natively and `perf stat` counts its syscalls, context switches and
+// task-clock around the same actions instead; the /proc CPU ticks over them come with it.
+//
+//   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K] [--perf]
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 import { driverArgs } from "../driver_common.mjs";
 
@@ -47,10 +51,46 @@ async function load(n) {
     );
 }
 await load(Math.min(ops, 500));
-const control = (on) => execFileSync("callgrind_control", ["-i", on, String(args["host-pid"])]);
-control("on");
-await load(ops);
-control("off");
-process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors }) + "\n");
+const pid = String(args["host-pid"]);
+if (!args.perf) {
+    const control = (on) => execFileSync("callgrind_control", ["-i", on, pid]);
+    control("on");
+    await load(ops);
+    control("off");
+    process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors }) + "\n");
+} else {
+    // perf prints its counts to stderr when interrupted; instructions.sh reads them from there.
+    const events = [
+        "syscalls:sys_enter_epoll_wait", "syscalls:sys_enter_recvfrom", "syscalls:sys_enter_sendto",
+        "syscalls:sys_enter_epoll_ctl", "syscalls:sys_enter_timerfd_settime",
+        "syscalls:sys_enter_futex", "context-switches", "task-clock",
+    ];
+    const perf = spawn("perf", ["stat", "-x", ",", "-e", events.join(","), "-p", pid], {
+        stdio: ["ignore", "ignore", "pipe"],
+    });
+    let counts = "";
+    perf.stderr.on("data", (d) => (counts += d));
+    await new Promise((r) => setTimeout(r, 300));  // perf attached before the first action
+    const ticks = () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    const before = ticks();
+    const start = performance.now();
+    await load(ops);
+    const seconds = (performance.now() - start) / 1000;
+    const after = ticks();
+    perf.kill("SIGINT");
+    await new Promise((r) => perf.on("exit", r));
+    const perAction = { ops_per_s: Math.round(ops / seconds) };
+    // /proc/<pid>/stat fields 14 and 15 (utime, stime) in 10 ms ticks, as microseconds per action.
+    perAction.user_us = ((after[11] - before[11]) * 1e4) / ops;
+    perAction.sys_us = ((after[12] - before[12]) * 1e4) / ops;
+    for (const line of counts.split("\n")) {
+        const [value, unit, event] = line.split(",");
+        if (!event || Number.isNaN(Number(value))) continue;
+        const name = event.replace("syscalls:sys_enter_", "");
+        perAction[unit === "msec" ? `${name}_us` : name] =
+            (Number(value) * (unit === "msec" ? 1000 : 1)) / ops;
+    }
+    process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors, per_action: perAction }) + "\n");
+}
 if (args.mode === "ws") await Promise.all(targets.map((c) => c.dispose()));
 process.exit(0);

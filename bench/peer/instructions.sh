@@ -4,33 +4,53 @@
 # (instructions.mjs). A CPU measure that does not drift with the machine's load, for comparing
 # two builds of the host (bench/README.md); every thread of the host counts.
 #
-#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]
+#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN] [--perf]
 #
 # Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action". Keeps the
 # callgrind output (callgrind.out.*) in the printed folder for callgrind_annotate.
+#
+# --perf: the host runs natively and `perf stat` counts, per action over the same load, its
+# syscalls (epoll_wait: one per pass of its io loop), context switches and task-clock, with the
+# /proc CPU; prints them as JSON. Needs perf and kernel.perf_event_paranoid <= 1 or root.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
-mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host
+mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host perf=""
 while (($#)); do
     case $1 in
         --mode) mode=$2; shift ;;
         --ops) ops=$2; shift ;;
         --actors) actors=$2; shift ;;
         --host) host_bin=$2; shift ;;
-        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]" >&2; exit 2 ;;
+        --perf) perf=1 ;;
+        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN] [--perf]" >&2; exit 2 ;;
     esac
     shift
 done
-command -v valgrind >/dev/null || { echo "instructions: valgrind is not installed" >&2; exit 1; }
+if [[ -n $perf ]]; then
+    command -v perf >/dev/null || { echo "instructions: perf is not installed" >&2; exit 1; }
+else
+    command -v valgrind >/dev/null || { echo "instructions: valgrind is not installed" >&2; exit 1; }
+fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/rivetkit-instructions-XXXXXX")"
 host_pid=""
 engine_cleanup_on_exit instructions keep  # the callgrind output stays for callgrind_annotate
 
 engine_start "$tmp"
+if [[ -n $perf ]]; then
+    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "$host_bin" >"$tmp/host.log" 2>&1 &
+    host_pid=$!
+    host_wait_ready instructions "$tmp/host.log" "endpoint:" 60 || exit 1
+    node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" \
+        --mode "$mode" --ops "$ops" --actors "$actors" --perf >"$tmp/driver.out" \
+        2>"$tmp/driver.log" || {
+        echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }
+    cat "$tmp/driver.out"
+    exit 0
+fi
 RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \
     valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$tmp/callgrind.out.%p" "$host_bin" >"$tmp/host.log" 2>&1 &
