@@ -262,9 +262,9 @@ public:
     }
     // After hand_off: runs `body` as the task's body again, started here (co_spawn runs it
     // inline up to its first suspension), or, when the last body has returned but its co_spawn
-    // has not completed yet, from that completion. The state lets go of the work, which `body` must own
-    // (and may hand off again); abort() cancels `body` as it would the first. False when the
-    // task is over or was not handed off.
+    // has not completed yet, from that completion. The state lets go of the work, which `body`
+    // must own (and may hand off again); abort() cancels `body` as it would the first. False
+    // when the task is over or was not handed off.
     bool resume(boost::asio::awaitable<T> body) const {
         auto st = st_.lock();
         if (!st || st->result || !st->handed_off)
