@@ -119,7 +119,8 @@ asio::awaitable<void> run_fetch(std::shared_ptr<EnvoyState> st, TunnelId id,
 
 void dispatch(EnvoyState& st, const TunnelId& id, const std::shared_ptr<HttpStream>& s) {
     s->dispatched = true;
-    st.tasks.spawn(st.executor, run_fetch(st.shared_from_this(), id, s));
+    // From the run queue, where the rest of the request's way runs (rt::spawn_queued).
+    st.tasks.spawn_queued(st.executor, run_fetch(st.shared_from_this(), id, s));
 }
 
 void on_request_start(EnvoyState& st, const TunnelId& id, proto::ToEnvoyRequestStart start) {

@@ -19,4 +19,9 @@ using DeferredFn = void (*)(const std::shared_ptr<void>& target);
 void defer(const boost::asio::any_io_executor& executor, std::weak_ptr<void> target,
            DeferredFn fn);
 
+// As defer, with the queue keeping `target` alive until fn has run (for work nothing else holds,
+// such as a detached task's start).
+void defer_owned(const boost::asio::any_io_executor& executor, std::shared_ptr<void> target,
+                 DeferredFn fn);
+
 }  // namespace rivetkit::rt

@@ -97,16 +97,18 @@ public:
     void schedule(Suspension::Handler handler, boost::system::error_code ec,
                   asio::cancellation_state cancellation) {
         if (shut_down_) return;  // the handler dies here, as asio's own ops do after shutdown
-        ready_.push_back(Ready{std::move(handler), ec, std::move(cancellation), {}, nullptr});
+        ready_.push_back(
+            Ready{std::move(handler), ec, std::move(cancellation), {}, nullptr, nullptr});
         post_drain();
     }
 
-    // rt::defer's entry: a callback in the same queue, in the same order.
+    // rt::defer's entry: a callback in the same queue, in the same order; `owned` keeps its
+    // target alive until then (defer_owned), else `target` is only looked at then.
     void schedule(const asio::any_io_executor& executor, std::weak_ptr<void> target,
-                  DeferredFn fn) {
+                  std::shared_ptr<void> owned, DeferredFn fn) {
         if (shut_down_) return;
         if (!executor_) executor_.emplace(executor);
-        ready_.push_back(Ready{{}, {}, {}, std::move(target), fn});
+        ready_.push_back(Ready{{}, {}, {}, std::move(target), std::move(owned), fn});
         post_drain();
     }
 
@@ -117,6 +119,7 @@ private:
         boost::system::error_code ec;
         asio::cancellation_state cancellation;  // the waiting coroutine's
         std::weak_ptr<void> target;
+        std::shared_ptr<void> owned;
         DeferredFn fn;
     };
 
@@ -146,7 +149,9 @@ private:
         for (std::size_t n = 0; n < kDrainBatch && !ready_.empty(); ++n) {
             Ready next = ready_.pop_front();
             if (next.fn != nullptr) {
-                if (std::shared_ptr<void> target = next.target.lock())
+                if (next.owned)
+                    next.fn(next.owned);
+                else if (std::shared_ptr<void> target = next.target.lock())
                     next.fn(target);
                 continue;
             }
@@ -190,7 +195,12 @@ asio::execution_context::id PendingWaits::id;
 namespace rivetkit::rt {
 
 void defer(const asio::any_io_executor& executor, std::weak_ptr<void> target, DeferredFn fn) {
-    detail::PendingWaits::of(executor).schedule(executor, std::move(target), fn);
+    detail::PendingWaits::of(executor).schedule(executor, std::move(target), nullptr, fn);
+}
+
+void defer_owned(const asio::any_io_executor& executor, std::shared_ptr<void> target,
+                 DeferredFn fn) {
+    detail::PendingWaits::of(executor).schedule(executor, {}, std::move(target), fn);
 }
 
 }  // namespace rivetkit::rt

@@ -47,6 +47,12 @@ public:
     JoinHandle<T> spawn(boost::asio::any_io_executor executor, boost::asio::awaitable<T> body) {
         return rt::spawn(executor, tracked(track(), std::move(body)));
     }
+    // rt::spawn_queued, tracked.
+    template <typename T>
+    JoinHandle<T> spawn_queued(boost::asio::any_io_executor executor,
+                               boost::asio::awaitable<T> body) {
+        return rt::spawn_queued(executor, tracked(track(), std::move(body)));
+    }
 
     std::size_t len() const noexcept;
     bool is_empty() const noexcept { return len() == 0; }

@@ -1,6 +1,8 @@
 #include "runtime/spawn.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -388,4 +390,57 @@ TEST(Spawn, AResumeBeforeTheLastBodyCompletedStartsTheNewBodyAfterIt) {
     rt.run_until_idle();
     EXPECT_EQ(body_dropped, 1);
     EXPECT_EQ(destroyed, 1);
+}
+
+namespace {
+
+asio::awaitable<void> record(std::vector<std::string>& order, std::string what) {
+    order.push_back(std::move(what));
+    co_return;
+}
+
+// Woken through a channel (so resumed from the run queue), spawns a queued task and posts a
+// handler: the task starts in the same drain, ahead of the handler.
+asio::awaitable<void> spawn_queued_when_woken(rt::Receiver<int>& rx,
+                                              std::vector<std::string>& order,
+                                              rt::JoinHandle<void>& spawned) {
+    (void)co_await rx.recv();
+    auto executor = co_await asio::this_coro::executor;
+    spawned = rt::spawn_queued(executor, record(order, "queued task"));
+    asio::post(executor, [&order] { order.push_back("posted handler"); });
+    order.push_back("spawner");
+}
+
+}  // namespace
+
+TEST(Spawn, AQueuedTaskStartsFromTheRunQueueNeverInline) {
+    rt::TestRuntime rt;
+    std::vector<std::string> order;
+    auto [tx, rx] = rt::unbounded_channel<int>();
+    rt::JoinHandle<void> spawned;
+    auto spawner = rt::spawn(rt.executor(), spawn_queued_when_woken(rx, order, spawned));
+    rt.run_until_idle();
+    ASSERT_TRUE(tx.send(1));
+    rt.run_until_idle();
+    EXPECT_EQ(order, (std::vector<std::string>{"spawner", "queued task", "posted handler"}));
+    ASSERT_TRUE(spawned.valid());
+    EXPECT_TRUE(rt.block_on(spawned.join()).is_ok());
+}
+
+TEST(Spawn, AQueuedTaskAbortedBeforeItStartsNeverRunsAndADroppedHandleStillRuns) {
+    rt::TestRuntime rt;
+    int ran = 0;
+    auto count = [](int& n) -> asio::awaitable<void> {
+        ++n;
+        co_return;
+    };
+    auto aborted = rt::spawn_queued(rt.executor(), count(ran));
+    aborted.abort();
+    EXPECT_TRUE(rt.block_on(aborted.join()).is_aborted());
+    EXPECT_EQ(ran, 0) << "an aborted task's body ran";
+    { auto dropped = rt::spawn_queued(rt.executor(), count(ran)); }
+    rt.run_until_idle();
+    EXPECT_EQ(ran, 1) << "a detached queued task did not run";
+    auto joined = rt::spawn_queued(rt.executor(), add_after_yield(2, 3));
+    EXPECT_EQ(rt.block_on(joined.join()).value(), 5);
 }
