@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include <netinet/tcp.h>
@@ -75,6 +76,8 @@ class DeferredQuickAck {
         queue_check(state_);
     }
     void wrote() noexcept { state_->owed = false; }
+    // ACKs this has sent alone (no answer carried them): a diagnostic.
+    std::uint64_t acks_sent() const noexcept { return state_->acks_sent; }
 
   private:
     struct State {
@@ -84,6 +87,7 @@ class DeferredQuickAck {
         bool owed = false;
         bool check_queued = false;
         int turns = 0;
+        std::uint64_t acks_sent = 0;
     };
 
     static void check(const std::shared_ptr<State>& state) {
@@ -101,6 +105,7 @@ class DeferredQuickAck {
         }
         s.check_queued = false;
         s.owed = false;
+        ++s.acks_sent;
         s.ack.after_read(*s.socket);
     }
     static void queue_check(const std::shared_ptr<State>& state) {
