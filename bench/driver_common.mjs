@@ -28,10 +28,16 @@ export function driverArgs(required) {
 const TICK_MS = 10; // USER_HZ = 100 on Linux
 
 // User + system CPU time of a process (all threads), in ms.
-export function cpuMs(pid) {
+// A process's CPU so far, user and system apart (utime, stime), in milliseconds.
+export function cpuSplitMs(pid) {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+    return { user: Number(fields[11]) * TICK_MS, sys: Number(fields[12]) * TICK_MS };
+}
+
+export function cpuMs(pid) {
+    const { user, sys } = cpuSplitMs(pid);
+    return user + sys;
 }
 
 export function rssKb(pid) {

@@ -7,9 +7,8 @@
 //
 //   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K] [--perf]
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
-import { driverArgs } from "../driver_common.mjs";
+import { cpuSplitMs, driverArgs } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "host-pid", "mode", "ops"]);
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
@@ -71,18 +70,17 @@ if (!args.perf) {
     let counts = "";
     perf.stderr.on("data", (d) => (counts += d));
     await new Promise((r) => setTimeout(r, 300));  // perf attached before the first action
-    const ticks = () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    const before = ticks();
+    const before = cpuSplitMs(pid);
     const start = performance.now();
     await load(ops);
     const seconds = (performance.now() - start) / 1000;
-    const after = ticks();
+    const after = cpuSplitMs(pid);
     perf.kill("SIGINT");
     await new Promise((r) => perf.on("exit", r));
     const perAction = { ops_per_s: Math.round(ops / seconds) };
-    // /proc/<pid>/stat fields 14 and 15 (utime, stime) in 10 ms ticks, as microseconds per action.
-    perAction.user_us = ((after[11] - before[11]) * 1e4) / ops;
-    perAction.sys_us = ((after[12] - before[12]) * 1e4) / ops;
+    // /proc's CPU (10 ms ticks), as microseconds per action.
+    perAction.user_us = ((after.user - before.user) * 1e3) / ops;
+    perAction.sys_us = ((after.sys - before.sys) * 1e3) / ops;
     for (const line of counts.split("\n")) {
         const [value, unit, event] = line.split(",");
         if (!event || Number.isNaN(Number(value))) continue;

@@ -209,8 +209,6 @@ class WebSocketTransport final : public Transport {
         quick_ack_.wrote();  // the write carries the ACK of what was read
         if (stream_.flush_now())
             co_return Status{};
-        if (stream_.failure())
-            co_return Error("envoy", "write_failed", stream_.failure().message());
         auto [err, n] = co_await stream_.async_flush(use_tuple);
         (void)n;
         if (err)

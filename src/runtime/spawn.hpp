@@ -126,6 +126,8 @@ boost::asio::awaitable<std::optional<T>> with_default(boost::asio::awaitable<T> 
 
 template <typename T>
 void start_body(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<T> body);
+template <typename T>
+void start_unless_aborted(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<T> body);
 
 // co_spawn's completion handler: how the body ended completes the task, unless it handed its
 // completion off (then its work finishes it) or was aborted after that. A handler, not a wrapper
@@ -162,12 +164,7 @@ private:
             st->finish_work(st->abort_requested ? Joined<T>::aborted()
                                                 : Joined<T>::failed(failure));
         } else if (next.valid()) {
-            if (st->abort_requested) {
-                st->finish_work(Joined<T>::aborted());
-                return;
-            }
-            st->body_running = true;
-            start_body(st, std::move(next));
+            start_unless_aborted(st, std::move(next));
         } else if (!st->handed_off) {
             st->finish_work(ok());
         } else {
@@ -190,6 +187,19 @@ void start_body(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<
         boost::asio::co_spawn(st->executor, std::move(body), std::move(done));
     else
         boost::asio::co_spawn(st->executor, with_default<T>(std::move(body)), std::move(done));
+}
+
+// A body about to run (a spawned task's first, or a resumed one from its predecessor's
+// completion): not if an abort came first, which ends the task instead.
+template <typename T>
+void start_unless_aborted(const std::shared_ptr<TaskState<T>>& st, boost::asio::awaitable<T> body) {
+    if (st->abort_requested) {
+        if (!st->result)
+            st->finish_work(Joined<T>::aborted());
+        return;
+    }
+    st->body_running = true;
+    start_body(st, std::move(body));
 }
 
 template <typename T>
@@ -308,13 +318,7 @@ JoinHandle<T> spawn_handing_off(boost::asio::any_io_executor executor, MakeBody 
     // starting it from a posted handler keeps spawn() from ever running the body inline, and
     // lets an abort() issued right after spawn() stop the body before it starts.
     boost::asio::post(executor, [st, body = std::move(body)]() mutable {
-        if (st->abort_requested) {
-            if (!st->result)
-                st->finish_work(Joined<T>::aborted());
-            return;
-        }
-        st->body_running = true;
-        detail::start_body(st, std::move(body));
+        detail::start_unless_aborted(st, std::move(body));
     });
     return JoinHandle<T>(std::move(st));
 }
@@ -330,14 +334,7 @@ namespace detail {
 template <typename T>
 void start_queued(const std::shared_ptr<void>& target) {
     auto st = std::static_pointer_cast<TaskState<T>>(target);
-    boost::asio::awaitable<T> body = std::move(st->next_body);
-    if (st->abort_requested) {
-        if (!st->result)
-            st->finish_work(Joined<T>::aborted());
-        return;
-    }
-    st->body_running = true;
-    start_body(st, std::move(body));
+    start_unless_aborted(st, std::move(st->next_body));
 }
 }  // namespace detail
 
