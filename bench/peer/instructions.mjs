@@ -5,7 +5,10 @@
 // With --perf the host runs natively and `perf stat` counts its syscalls, context switches and
 // task-clock around the same actions instead; the /proc CPU ticks over them come with it.
 //
-//   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K] [--perf]
+// With --record FILE as well, `perf record -g` samples the host over those actions into FILE.
+//
+//   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K]
+//                         [--perf [--record FILE]]
 import { execFileSync, spawn } from "node:child_process";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 import { cpuSplitMs, driverArgs } from "../driver_common.mjs";
@@ -64,9 +67,10 @@ if (!args.perf) {
         "syscalls:sys_enter_epoll_ctl", "syscalls:sys_enter_timerfd_settime",
         "syscalls:sys_enter_futex", "context-switches", "task-clock",
     ];
-    const perf = spawn("perf", ["stat", "-x", ",", "-e", events.join(","), "-p", pid], {
-        stdio: ["ignore", "ignore", "pipe"],
-    });
+    const perfArgs = args.record
+        ? ["record", "-g", "-F", "4999", "-o", String(args.record), "-p", pid]
+        : ["stat", "-x", ",", "-e", events.join(","), "-p", pid];
+    const perf = spawn("perf", perfArgs, { stdio: ["ignore", "ignore", "pipe"] });
     let counts = "";
     perf.stderr.on("data", (d) => (counts += d));
     await new Promise((r) => setTimeout(r, 300));  // perf attached before the first action

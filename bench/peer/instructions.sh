@@ -4,7 +4,8 @@
 # (instructions.mjs). A CPU measure that does not drift with the machine's load, for comparing
 # two builds of the host (bench/README.md); every thread of the host counts.
 #
-#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN] [--perf]
+#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]
+#                                   [--perf | --record]
 #
 # Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action". Keeps the
 # callgrind output (callgrind.out.*) in the printed folder for callgrind_annotate.
@@ -12,12 +13,15 @@
 # --perf: the host runs natively and `perf stat` counts, per action over the same load, its
 # syscalls (epoll_wait: one per pass of its io loop), context switches and task-clock, with the
 # /proc CPU; prints them as JSON. Needs perf and kernel.perf_event_paranoid <= 1 or root.
+#
+# --record: the host runs natively and `perf record -g` samples it (kernel included) over the same
+# load; perf.data stays in the printed folder for `perf report -i`.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
-mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host perf=""
+mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host perf="" record=""
 while (($#)); do
     case $1 in
         --mode) mode=$2; shift ;;
@@ -25,7 +29,9 @@ while (($#)); do
         --actors) actors=$2; shift ;;
         --host) host_bin=$2; shift ;;
         --perf) perf=1 ;;
-        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN] [--perf]" >&2; exit 2 ;;
+        --record) perf=1 record=1 ;;
+        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]" \
+                "[--perf | --record]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -45,10 +51,11 @@ if [[ -n $perf ]]; then
     host_pid=$!
     host_wait_ready instructions "$tmp/host.log" "endpoint:" 60 || exit 1
     node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" \
-        --mode "$mode" --ops "$ops" --actors "$actors" --perf >"$tmp/driver.out" \
-        2>"$tmp/driver.log" || {
+        --mode "$mode" --ops "$ops" --actors "$actors" --perf ${record:+--record "$tmp/perf.data"} \
+        >"$tmp/driver.out" 2>"$tmp/driver.log" || {
         echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }
     cat "$tmp/driver.out"
+    [[ -z $record ]] || echo "perf report -i $tmp/perf.data"
     exit 0
 fi
 RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \

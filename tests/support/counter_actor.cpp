@@ -35,6 +35,7 @@ struct Counter {
     std::int64_t count = 0;
     std::optional<Bytes> input;
     bool dirty = false;
+    std::string last_probe = "none";  // the x-probe header the last connection's preflight saw
 
     Bytes state() const { return cbor(json{{"count", count}}); }
 
@@ -53,6 +54,8 @@ struct Counter {
         }
         if (name == "getCount")
             return cbor(json(count));
+        if (name == "lastProbe")
+            return cbor(json(last_probe));
         if (name == "getInput")
             return input ? *input : cbor(json(nullptr));
         if (name == "fail")
@@ -133,6 +136,14 @@ boost::asio::awaitable<Status> run_counter(core::ActorStart start) {
                     if (e.socket) {
                         boost::asio::co_spawn(counter.ctx.executor(), echo_raw(e.socket),
                                               boost::asio::detached);
+                    }
+                    e.reply.send(Status{});
+                } else if constexpr (std::is_same_v<E, event::ConnectionPreflight>) {
+                    counter.last_probe = "-";
+                    if (e.request) {
+                        auto it = e.request->headers.find("x-probe");
+                        if (it != e.request->headers.end())
+                            counter.last_probe = it->second;
                     }
                     e.reply.send(Status{});
                 } else if constexpr (std::is_same_v<E, event::ConnectionClosed>) {

@@ -37,7 +37,7 @@ boost::asio::awaitable<Result<Bytes>> run_transient_action(
     ConnHandle conn = std::move(connected).value();
     std::optional<UserTaskTimer> timer(std::in_place, metrics_ptr(ctx), UserTaskKind::Action);
     auto [tx, rx] = rt::oneshot<Result<Bytes>>();
-    Result<Bytes> output = errors::actor_not_ready();
+    Result<Bytes> output = Bytes{};  // an error is built only when there is one
     if (instance->dispatch.send(
             dispatch::Action{std::move(name), std::move(args), conn, std::move(tx)})) {
         auto timed =
@@ -48,6 +48,8 @@ boost::asio::awaitable<Result<Bytes>> run_transient_action(
             output = errors::actor_dropped_reply();
         else
             output = std::move(**timed);
+    } else {
+        output = errors::actor_not_ready();
     }
     timer.reset();
     Status disconnected = co_await conn.disconnect(std::nullopt);

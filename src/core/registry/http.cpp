@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "base/log.hpp"
@@ -33,11 +34,12 @@ envoy::HttpResponse text_response(std::uint16_t status, std::string_view content
     return r;
 }
 
-void attach_actor_headers(envoy::HttpResponse& response, const ActorSpecifier& actor) {
-    response.headers.emplace_back("x-rivet-actor", actor.actor_id);
-    response.headers.emplace_back("x-rivet-actor-generation", std::to_string(actor.generation));
-    if (actor.key.find_first_of("\r\n") == std::string::npos)
-        response.headers.emplace_back("x-rivet-actor-key", actor.key);
+void attach_actor_headers(envoy::HttpResponse& response, const std::string& actor_id,
+                          std::uint32_t generation, const std::string& key) {
+    response.headers.emplace_back("x-rivet-actor", actor_id);
+    response.headers.emplace_back("x-rivet-actor-generation", std::to_string(generation));
+    if (key.find_first_of("\r\n") == std::string::npos)
+        response.headers.emplace_back("x-rivet-actor-key", key);
 }
 
 envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool from_runtime,
@@ -49,7 +51,7 @@ envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool f
     r.headers.emplace_back("content-type", std::string(content_type(encoding)));
     r.body = encode_http_error(encoding, shown, actor);
     if (actor) {
-        attach_actor_headers(r, *actor);
+        attach_actor_headers(r, actor->actor_id, actor->generation, actor->key);
         log::warn("actor http error response", {{"actor_id", actor->actor_id},
                                                 {"generation", static_cast<std::uint64_t>(actor->generation)},
                                                 {"group", error.group()},
@@ -58,8 +60,22 @@ envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool f
     return r;
 }
 
+// The actor's specifier is built only for an error: the answer that carries it is rare.
+envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool from_runtime,
+                                   const CoreRegistry::Instance& instance) {
+    return error_response(encoding, error, from_runtime, std::optional(instance.specifier()));
+}
+
+// The headers the framework itself reads; the rest only matter to code that sees the request.
+constexpr std::array<std::string_view, 2> kFrameworkHeaders = {"x-rivet-encoding",
+                                                                "x-rivet-conn-params"};
+
+enum class Headers : std::uint8_t { All, FrameworkOnly };
+
 // Takes the method, headers and body out of `request` (moved, not copied: this runs per request).
-HttpRequest to_core_request(envoy::HttpRequest& request, std::string path) {
+// With Headers::FrameworkOnly the request keeps only kFrameworkHeaders: for a request no user
+// code will see, which spares a map node per forwarded header.
+HttpRequest to_core_request(envoy::HttpRequest& request, std::string path, Headers which) {
     HttpRequest out;
     out.method = std::move(request.method);
     out.path = std::move(path);
@@ -67,6 +83,10 @@ HttpRequest to_core_request(envoy::HttpRequest& request, std::string path) {
         for (char& c : name)
             if (c >= 'A' && c <= 'Z')
                 c = static_cast<char>(c - 'A' + 'a');
+        if (which == Headers::FrameworkOnly &&
+            std::find(kFrameworkHeaders.begin(), kFrameworkHeaders.end(), name) ==
+                kFrameworkHeaders.end())
+            continue;
         out.headers.insert_or_assign(std::move(name), std::move(value));
     }
     request.headers.clear();
@@ -119,11 +139,10 @@ asio::awaitable<Result<T>> await_reply(rt::OneshotReceiver<Result<T>> rx) {
 asio::awaitable<envoy::HttpResponse> CoreRegistry::fetch(envoy::EnvoyHandle,
                                                          envoy::HttpRequest request) {
     auto self = shared_from_this();
-    const Route route = classify_http_path(request.path);
-    HttpRequest core_request = to_core_request(request, route.request_path);
-    const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
-
+    Route route = classify_http_path(request.path);
     if (route.kind == Route::Kind::Metrics) {
+        HttpRequest core_request = to_core_request(request, route.request_path, Headers::All);
+        const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
         if (core_request.method != "GET")
             co_return error_response(encoding, method_not_allowed(core_request, route.path), false,
                                      std::nullopt);
@@ -131,12 +150,21 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::fetch(envoy::EnvoyHandle,
     }
 
     auto admitted = admit(request.actor_id);
-    if (!admitted.ok())
+    if (!admitted.ok()) {
+        HttpRequest core_request = to_core_request(request, route.request_path, Headers::All);
+        const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
         co_return error_response(encoding, admitted.error(), false, std::nullopt);
+    }
     auto instance = std::move(admitted).value();
     HttpInFlight in_flight(instance);
-    envoy::HttpResponse response = co_await serve_http(instance, std::move(core_request), route);
-    attach_actor_headers(response, instance->specifier());
+    // An action's request reaches user code only through the connection hooks.
+    const bool seen = route.kind != Route::Kind::Action ||
+                      instance->factory->config().connection_events;
+    HttpRequest core_request = to_core_request(request, std::move(route.request_path),
+                                               seen ? Headers::All : Headers::FrameworkOnly);
+    envoy::HttpResponse response =
+        co_await serve_http(instance, std::move(core_request), std::move(route));
+    attach_actor_headers(response, instance->actor_id, instance->generation, instance->key);
     co_return response;
 }
 
@@ -145,9 +173,8 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_http(std::shared_ptr<In
                                                               Route route) {
     auto self = shared_from_this();
     const Encoding encoding = http_encoding(header(request, "x-rivet-encoding"));
-    const ActorSpecifier actor = instance->specifier();
     const ActorConfig& config = instance->factory->config();
-    const std::string actor_id = instance->actor_id;
+    const CoreRegistry::Instance& actor = *instance;
 
     switch (route.kind) {
         case Route::Kind::Raw: {
@@ -156,7 +183,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_http(std::shared_ptr<In
             Result<HttpResponse> got = co_await await_reply(std::move(rx));
             if (!got.ok()) {
                 log::error("actor request callback failed",
-                           {{"actor_id", actor_id}, {"error", got.error().to_string()}});
+                           {{"actor_id", actor.actor_id}, {"error", got.error().to_string()}});
                 co_return error_response(encoding, got.error(), true, actor);
             }
             envoy::HttpResponse out;
@@ -167,7 +194,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_http(std::shared_ptr<In
             co_return out;
         }
         case Route::Kind::Inspector:
-            co_return co_await serve_inspector(instance, std::move(request), route);
+            co_return co_await serve_inspector(instance, std::move(request), std::move(route));
         case Route::Kind::Action:
         case Route::Kind::Queue: {
             if (request.method != "POST")
@@ -233,7 +260,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_action(std::shared_ptr<
                                                                 std::string name,
                                                                 Encoding encoding, Bytes params) {
     auto self = shared_from_this();
-    const ActorSpecifier actor = instance->specifier();
+    const CoreRegistry::Instance& actor = *instance;
     const ActorConfig& config = instance->factory->config();
     auto args = decode_http_action_args(encoding, request.body);
     if (!args.ok())
@@ -264,7 +291,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_queue(std::shared_ptr<I
                                                                std::string name, Encoding encoding,
                                                                Bytes params) {
     auto self = shared_from_this();
-    const ActorSpecifier actor = instance->specifier();
+    const CoreRegistry::Instance& actor = *instance;
     auto decoded = decode_http_queue_request(encoding, request.body);
     if (!decoded.ok())
         co_return error_response(encoding, decoded.error(), false, actor);
@@ -313,7 +340,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_inspector(
             401, "application/json",
             R"({"group":"inspector","code":"unauthorized","message":"Inspector request requires a valid bearer token","metadata":null})");
     }
-    co_return co_await serve_inspector_authorized(instance, std::move(request), route);
+    co_return co_await serve_inspector_authorized(instance, std::move(request), std::move(route));
 }
 
 }  // namespace rivetkit::core::registry

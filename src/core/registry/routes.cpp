@@ -72,7 +72,7 @@ Route classify_http_path(std::string_view full_path) {
             return route;
         }
     }
-    auto with_segment = [&](Route::Kind kind, std::string_view segment) {
+    auto set_segment = [&](Route::Kind kind, std::string_view segment) {
         route.kind = kind;
         std::string why;
         if (auto decoded = percent_decode(segment, &why)) {
@@ -81,12 +81,15 @@ Route classify_http_path(std::string_view full_path) {
             route.segment_ok = false;
             route.segment_error = "path segment: " + why;
         }
-        return route;
     };
-    if (auto seg = single_segment(path, "/action/"))
-        return with_segment(Route::Kind::Action, *seg);
-    if (auto seg = single_segment(path, "/queue/"))
-        return with_segment(Route::Kind::Queue, *seg);
+    if (auto seg = single_segment(path, "/action/")) {
+        set_segment(Route::Kind::Action, *seg);
+        return route;
+    }
+    if (auto seg = single_segment(path, "/queue/")) {
+        set_segment(Route::Kind::Queue, *seg);
+        return route;
+    }
     if (path.substr(0, 11) == "/inspector/") {
         route.kind = Route::Kind::Inspector;
         route.segment = std::string(path.substr(11));

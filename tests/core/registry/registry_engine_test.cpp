@@ -27,6 +27,9 @@ class RegistryEngine : public ::testing::Test {
     void SetUp() override {
         auto stack = LiveStack::start([](core::registry::CoreRegistry& r) {
             r.register_actor("counter", counter_factory());
+            core::ActorConfig quiet;
+            quiet.connection_events = false;  // no connection hooks, as a typed actor without any
+            r.register_actor("counter-quiet", counter_factory(quiet));
         });
         ASSERT_TRUE(stack.ok()) << stack.error().to_string();
         stack_ = std::move(stack).value();
@@ -109,6 +112,35 @@ TEST_F(RegistryEngine, ErrorsCarryGroupCodeMessageAndStatus) {
     auto get = http_request(engine_->guard_port(), "GET", query_target("/action/increment", "k2"));
     ASSERT_TRUE(get.ok());
     EXPECT_EQ(get->status, 405u) << get->body;
+}
+
+// An HTTP action's connection hooks see every header the client sent. An actor without hooks is
+// not given them (CoreRegistry::fetch skips them), yet its encoding and connection params, which
+// the framework reads, still apply.
+TEST_F(RegistryEngine, AnHttpActionsHooksSeeItsHeadersAndAnActorWithoutHooksKeepsTheFrameworks) {
+    auto r = post(query_target("/action/lastProbe", "k9"), R"({"args":[]})", "json",
+                  {{"X-Probe", "P1"}, {"x-other", "o"}});
+    ASSERT_EQ(r.status, 200u) << r.body;
+    EXPECT_EQ(r.body, R"({"output":"P1"})");
+    r = post(query_target("/action/lastProbe", "k9"), R"({"args":[]})", "json");
+    EXPECT_EQ(r.body, R"({"output":"-"})");
+
+    const std::string quiet = gateway_target("counter-quiet", "k9", "/action/increment");
+    const std::string cbor_args("\xb9\x00\x01\x64"
+                                "args\x81\x03",
+                                10);
+    r = post(quiet, cbor_args, "cbor",
+             {{"X-Probe", "P2"}, {"x-rivet-conn-params", R"({"user":"u1"})"}});
+    ASSERT_EQ(r.status, 200u) << r.body;
+    EXPECT_EQ(r.body, std::string("\xa1\x66output\x03", 9));
+    EXPECT_EQ(r.header("content-type").value_or(""), "application/octet-stream");
+    EXPECT_EQ(r.header("x-rivet-actor-key").value_or(""), "k9");
+    r = post(quiet, R"({"args":[1]})", "json", {{"X-Rivet-Conn-Params", "{not json"}});
+    EXPECT_EQ(r.status, 400u) << r.body;
+    EXPECT_EQ(json::parse(r.body, nullptr, false)["code"], "invalid_http_request") << r.body;
+    r = post(gateway_target("counter-quiet", "k9", "/action/lastProbe"), R"({"args":[]})", "json",
+             {{"X-Probe", "P3"}});
+    EXPECT_EQ(r.body, R"({"output":"none"})") << "no preflight runs without connection hooks";
 }
 
 TEST_F(RegistryEngine, FrameworkRoutes) {
