@@ -10,6 +10,14 @@
 // `touched` and calling `touch` once (one broadcast each), as the official client does with the
 // bare encoding. The host's RSS and CPU come from /proc at each step.
 //
+// --http N then sends N HTTP actions (`touch(1)`, bare encoding) to the first actor through the
+// tunnel, --http-inflight at once (16), at most --http-rate a second (0: as fast as answered),
+// each with the method, path, headers and inline body engine 2.3.19's gateway forwards for the
+// official client's call; it prints the host's CPU per action (user and system). What this
+// separates: the host's own cost per HTTP action (unpaced, an engine that costs ~nothing) from
+// what the same host spends under the real engine (bench/peer), where the engine's milliseconds
+// of CPU per action share the machine's two cores with it.
+//
 // What it does not stand in for: the engine's own cost (that is the real engine's benchmark,
 // run.sh), fences and failures (the simulations test those).
 //
@@ -21,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -72,6 +81,9 @@ struct Options {
     int window = 32;  // creates (and connection opens) in flight at once
     int rate = 0;     // creates sent per second at most (0: as fast as the window allows)
     int warmup = 16;  // actors created before the baseline reading, beyond --actors
+    int http = 0;            // HTTP actions sent after the connections
+    int http_inflight = 16;  // HTTP actions in flight at once
+    int http_rate = 0;       // HTTP actions sent per second at most (0: as fast as answered)
     std::string log = "/dev/null";
     std::vector<std::string> host;
 };
@@ -90,11 +102,15 @@ struct Proc {
         return 0;
     }
     double cpu_ms() const {
+        auto [user, sys] = cpu_split_ms();
+        return user + sys;
+    }
+    std::pair<double, double> cpu_split_ms() const {
         std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
         std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         const auto close = all.rfind(')');
         if (close == std::string::npos)
-            return 0;
+            return {0, 0};
         std::istringstream rest(all.substr(close + 2));
         std::string field;
         double utime = 0, stime = 0;
@@ -104,7 +120,8 @@ struct Proc {
             if (i == 15)
                 stime = std::strtod(field.c_str(), nullptr);
         }
-        return (utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+        const double tick_ms = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+        return {utime * tick_ms, stime * tick_ms};
     }
     bool alive() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 };
@@ -208,6 +225,8 @@ class StandIn {
                std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->metadata; });
     }
     void send_ws(std::size_t conn, Bytes data);
+    void send_http_action();
+    asio::awaitable<bool> http_phase();
     void notify() {
         changed_.cancel();
         changed_.expires_at(asio::steady_timer::time_point::max());
@@ -276,7 +295,13 @@ class StandIn {
     std::map<std::array<std::uint8_t, 4>, std::size_t> conn_by_request_;
     int conns_done_ = 0, conns_failed_ = 0, events_ = 0;
     std::uint64_t kv_requests_ = 0, page_gets_ = 0, page_commits_ = 0;
+    std::uint32_t http_sent_ = 0;
+    int http_done_ = 0, http_failed_ = 0;
+    std::string http_result_;
 };
+
+// The gateway id of the stand-in's HTTP actions; its WebSockets use {0x67, 0x77, 0x00, 0x01}.
+constexpr std::array<std::uint8_t, 4> kHttpGateway = {0x67, 0x77, 0x00, 0x02};
 
 asio::awaitable<void> StandIn::serve(tcp::socket socket) {
     beast::tcp_stream stream(std::move(socket));
@@ -458,6 +483,15 @@ void StandIn::on_sqlite(const std::shared_ptr<Link>& link, proto::ToRivet& messa
 }
 
 void StandIn::on_tunnel(const proto::ToRivetTunnelMessage& tunnel) {
+    if (tunnel.message_id.gateway_id == kHttpGateway) {
+        if (const auto* start = tunnel.message_kind.get_if<proto::ToRivetResponseStart>()) {
+            if (start->status == 200 && !start->stream)
+                ++http_done_;
+            else
+                ++http_failed_;
+        }
+        return;
+    }
     auto it = conn_by_request_.find(tunnel.message_id.request_id);
     if (it == conn_by_request_.end())
         return;
@@ -512,6 +546,86 @@ std::string actor_id(int i) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "standin%08dactor0000000000", i);
     return buf;
+}
+
+// One `touch(1)` on the first actor as engine 2.3.19's gateway forwards the official client's
+// HTTP action (headers as recorded from it, body inline, client protocol v4 bare encoding).
+void StandIn::send_http_action() {
+    const std::uint32_t n = http_sent_++;
+    proto::ToEnvoyTunnelMessage t;
+    t.message_id.gateway_id = kHttpGateway;
+    for (int i = 0; i < 4; ++i)
+        t.message_id.request_id[static_cast<std::size_t>(i)] =
+            static_cast<std::uint8_t>(n >> (8 * i));
+    t.message_id.message_index = 0;
+    char ray[32];
+    std::snprintf(ray, sizeof ray, "standinray%020u", n);
+    proto::ToEnvoyRequestStart start;
+    start.actor_id = actor_id(0);
+    start.actor_generation = 1;
+    start.method = "POST";
+    start.path = "/action/touch";
+    start.headers = {{"transfer-encoding", "chunked"},
+                     {"accept", "*/*"},
+                     {"connection", "keep-alive"},
+                     {"accept-language", "*"},
+                     {"accept-encoding", "gzip, deflate"},
+                     {"content-type", "application/octet-stream"},
+                     {"x-rivet-ray-id", ray},
+                     {"x-rivet-encoding", "bare"},
+                     {"sec-fetch-mode", "cors"},
+                     {"user-agent", "RivetKit/2.3.19"},
+                     {"host", "127.0.0.1:6420"}};
+    start.body = Bytes{4, 0, 2, 0x81, 0x01};  // v4, args: CBOR [1]
+    t.message_kind.value = std::move(start);
+    send(actors_[actor_id(0)].link, proto::ToEnvoy{std::move(t)});
+}
+
+asio::awaitable<bool> StandIn::http_phase() {
+    const int warmup = std::min(500, o_.http);
+    const int total = warmup + o_.http;
+    const int inflight = o_.http_inflight;
+    std::pair<double, double> cpu_before{};
+    auto from = std::chrono::steady_clock::now();
+    for (int i = 0; i < total; ++i) {
+        if (i == warmup) {
+            if (!co_await wait_until([&] { return http_done_ + http_failed_ >= warmup; }, 60s,
+                                     "the HTTP warm-up"))
+                co_return false;
+            cpu_before = host_.cpu_split_ms();
+            from = std::chrono::steady_clock::now();
+        }
+        while (i - http_done_ - http_failed_ >= inflight) {
+            if (!host_.alive())
+                co_return false;
+            co_await changed(1s);
+        }
+        if (o_.http_rate > 0 && i >= warmup) {
+            const auto due =
+                from + std::chrono::microseconds(std::int64_t{i - warmup} * 1'000'000 / o_.http_rate);
+            if (const auto now = std::chrono::steady_clock::now(); due > now)
+                co_await pause(std::chrono::duration_cast<std::chrono::milliseconds>(due - now));
+        }
+        send_http_action();
+    }
+    if (!co_await wait_until([&] { return http_done_ + http_failed_ >= total; }, 120s,
+                             "the last HTTP actions"))
+        co_return false;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+    const auto [user, sys] = host_.cpu_split_ms();
+    const double user_us = (user - cpu_before.first) * 1000.0 / o_.http;
+    const double sys_us = (sys - cpu_before.second) * 1000.0 / o_.http;
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "| HTTP actions on one actor, %d in flight, %s: host CPU per action "
+                  "(user + system) | %.1f µs (%.1f + %.1f); %d actions at %.0f/s, %d failed |\n",
+                  inflight,
+                  o_.http_rate > 0 ? ("at most " + std::to_string(o_.http_rate) + "/s").c_str()
+                                   : "unpaced",
+                  user_us + sys_us, user_us, sys_us, o_.http, o_.http / seconds, http_failed_);
+    http_result_ = line;
+    co_return http_failed_ == 0;
 }
 
 asio::awaitable<int> StandIn::drive() {
@@ -610,6 +724,8 @@ asio::awaitable<int> StandIn::drive() {
     }
     const double idle_cpu = host_.cpu_ms() - cpu_before_idle;
     const double idle_rss = host_.rss_mib();
+    if (o_.http > 0 && (o_.actors == 0 || !co_await http_phase()))
+        co_return 1;
 
     const double per_actor_kb = o_.actors ? (actors_rss - base_rss) * 1024.0 / o_.actors : 0.0;
     const double per_conn_kb = o_.conns ? (conns_rss - actors_rss) * 1024.0 / o_.conns : 0.0;
@@ -641,7 +757,10 @@ asio::awaitable<int> StandIn::drive() {
     std::printf("| events delivered / connections failed / actors stopped | %d of %d / %d / %d |\n",
                 events_, o_.conns, conns_failed_, stopped_);
     std::printf("| envoy connections (one per host io thread) | %zu |\n", links_.size());
-    std::printf("| idle, %d s: host CPU | %.1f ms per s |\n", o_.idle_s, idle_cpu / o_.idle_s);
+    if (o_.idle_s > 0)
+        std::printf("| idle, %d s: host CPU | %.1f ms per s |\n", o_.idle_s,
+                    idle_cpu / o_.idle_s);
+    std::printf("%s", http_result_.c_str());
     std::printf(
         "| engine traffic: KV requests / page reads / page commits | %llu / %llu / %llu |\n",
         static_cast<unsigned long long>(kv_requests_), static_cast<unsigned long long>(page_gets_),
@@ -674,6 +793,12 @@ Options parse(int argc, char** argv) {
             o.rate = number("--rate");
         else if (a == "--warmup")
             o.warmup = number("--warmup");
+        else if (a == "--http")
+            o.http = number("--http");
+        else if (a == "--http-inflight")
+            o.http_inflight = number("--http-inflight");
+        else if (a == "--http-rate")
+            o.http_rate = number("--http-rate");
         else if (a == "--log" && i + 1 < argc)
             o.log = argv[++i];
         else if (a == "--") {
@@ -683,7 +808,8 @@ Options parse(int argc, char** argv) {
             std::fprintf(
                 stderr,
                 "usage: %s [--actors N] [--conns N] [--idle-s N] [--window N] [--rate N] "
-                "[--warmup N] [--log FILE] -- HOST [ARGS...]\n",
+                "[--warmup N] [--http N] [--http-inflight N] [--http-rate N] [--log FILE] -- "
+                "HOST [ARGS...]\n",
                 argv[0]);
             std::exit(2);
         }
@@ -692,8 +818,10 @@ Options parse(int argc, char** argv) {
         std::fprintf(stderr, "stand-in: name the host to run after --, and actors for the conns\n");
         std::exit(2);
     }
-    if (o.window < 1 || o.rate < 0 || o.warmup < 0) {
-        std::fprintf(stderr, "stand-in: --window is at least 1, --rate and --warmup at least 0\n");
+    if (o.window < 1 || o.rate < 0 || o.warmup < 0 || o.http < 0 || o.http_inflight < 1 ||
+        o.http_rate < 0) {
+        std::fprintf(stderr, "stand-in: --window and --http-inflight are at least 1, other "
+                             "numbers at least 0\n");
         std::exit(2);
     }
     return o;
