@@ -215,8 +215,12 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
     auto writer = rt::spawn(st->executor, write_loop(st, transport.get()));
     auto watchdog = rt::spawn(st->executor, liveness_watchdog(st, transport.get()));
     std::optional<CloseReason> close_reason;
+    // Held from each socket read to the next (Transport::read): a message's handling below never
+    // suspends, so what it queues (the actor's wake, the request's task) runs in the same io
+    // handler as the read, and the writer's wake with it.
+    rt::RunQueueHold held(st->executor);
     for (;;) {
-        TransportRead r = co_await transport->read();
+        TransportRead r = co_await transport->read(&held);
         if (r.kind == TransportRead::Kind::binary) {
             st->last_received = st->clock.now();
             handle_frame(*st, r.data);
@@ -235,6 +239,7 @@ asio::awaitable<std::optional<CloseReason>> run_connection(std::shared_ptr<Envoy
             break;
         }
     }
+    held.run();
     st->transport = nullptr;
     transport->abort();
     writer.abort();

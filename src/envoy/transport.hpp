@@ -12,6 +12,7 @@
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 #include "envoy/config.hpp"
+#include "runtime/defer.hpp"
 
 namespace rivetkit::envoy {
 
@@ -36,7 +37,12 @@ class Transport {
     virtual ~Transport() = default;
     virtual boost::asio::awaitable<Status> connect(ConnectTarget target) = 0;
     // One whole message. Only one read is outstanding at a time.
-    virtual boost::asio::awaitable<TransportRead> read() = 0;
+    //
+    // With `hold` (rt::RunQueueHold, defer.hpp), the run queue is held from each socket read to
+    // just before read() next suspends: the caller promises to handle what read() returns
+    // without suspending and to call read() again (or hold->run()) before it waits on anything.
+    // Then what a message's handling queues runs in the same io handler (no extra reactor poll).
+    virtual boost::asio::awaitable<TransportRead> read(rt::RunQueueHold* hold) = 0;
     // One binary message. Only one write is outstanding at a time; may run beside a read. The
     // message may wait in a buffer (to leave with the next ones in one socket write) until
     // flush(): call it before waiting for anything else.

@@ -168,18 +168,31 @@ class WebSocketTransport final : public Transport {
         co_return co_await upgrade(target);
     }
 
-    asio::awaitable<TransportRead> read() override {
+    // The hold (Transport::read) is released before every suspension here: failing, flushing,
+    // a close, and the socket read; it is taken again once the socket has given bytes.
+    asio::awaitable<TransportRead> read(rt::RunQueueHold* hold) override {
+        auto run_held = [hold] {
+            if (hold != nullptr)
+                hold->run();
+        };
         for (;;) {
             std::optional<TransportRead> out;
-            if (!next_frame(out))
+            if (!next_frame(out)) {
+                run_held();
                 co_return co_await fail_protocol();
-            if (std::exchange(control_buffered_, false))
+            }
+            if (std::exchange(control_buffered_, false)) {
+                run_held();
                 co_await flush();  // pongs: awaited here, so no write outlives the transport
+            }
             if (out) {
-                if (out->kind == TransportRead::Kind::closed)
+                if (out->kind == TransportRead::Kind::closed) {
+                    run_held();
                     co_await flush();  // the close reply leaves before the caller drops the socket
+                }
                 co_return std::move(*out);
             }
+            run_held();
             const std::size_t want = std::max(kReadChunk, wanted_);
             auto [err, n] = co_await stream_.async_read_some(buffer_.prepare(want), use_tuple);
             if (err) {
@@ -189,6 +202,8 @@ class WebSocketTransport final : public Transport {
                 co_return failed;
             }
             buffer_.commit(n);
+            if (hold != nullptr)
+                hold->hold();  // before the ACK check queues itself: that waits for run() too
             quick_ack_.after_read();
         }
     }
@@ -477,7 +492,9 @@ class FailingTransport final : public Transport {
     asio::awaitable<Status> connect(ConnectTarget) override {
         co_return Error("envoy", "tls_config", why_);
     }
-    asio::awaitable<TransportRead> read() override {
+    asio::awaitable<TransportRead> read(rt::RunQueueHold* hold) override {
+        if (hold != nullptr)
+            hold->run();
         TransportRead out;
         out.reason = why_;
         co_return out;
@@ -527,7 +544,9 @@ class DispatchingTransport final : public Transport {
             inner_->abort();
         co_return co_await inner_->connect(std::move(target));
     }
-    asio::awaitable<TransportRead> read() override { co_return co_await inner_->read(); }
+    asio::awaitable<TransportRead> read(rt::RunQueueHold* hold) override {
+        co_return co_await inner_->read(hold);
+    }
     asio::awaitable<Status> write(BytesView frame) override {
         co_return co_await inner_->write(frame);
     }

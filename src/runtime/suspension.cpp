@@ -112,6 +112,19 @@ public:
         post_drain();
     }
 
+    // RunQueueHold (defer.hpp): while any hold is on, queued work waits for the last release
+    // instead of a posted drain.
+    void hold() noexcept { ++holds_; }
+    void release(bool run_here) {
+        if (holds_ == 0 || --holds_ > 0 || !held_work_) return;
+        held_work_ = false;
+        if (draining_ || drain_posted_ || ready_.empty() || shut_down_) return;
+        if (run_here)
+            drain(*executor_);
+        else
+            post_drain();
+    }
+
 private:
     // A woken wait's resumption (handler), or a deferred callback (fn).
     struct Ready {
@@ -126,6 +139,10 @@ private:
     // The posted drain keeps the context's work outstanding while anything is queued.
     void post_drain() {
         if (draining_ || drain_posted_) return;
+        if (holds_ > 0) {
+            held_work_ = true;
+            return;
+        }
         drain_posted_ = true;
         asio::post(*executor_, [this, executor = *executor_] { drain(executor); });
     }
@@ -185,6 +202,8 @@ private:
     bool draining_ = false;
     bool drain_posted_ = false;
     bool shut_down_ = false;
+    std::size_t holds_ = 0;
+    bool held_work_ = false;  // something was queued while held
     static inline std::atomic<std::uint64_t> generation_{0};
 };
 
@@ -201,6 +220,22 @@ void defer(const asio::any_io_executor& executor, std::weak_ptr<void> target, De
 void defer_owned(const asio::any_io_executor& executor, std::shared_ptr<void> target,
                  DeferredFn fn) {
     detail::PendingWaits::of(executor).schedule(executor, {}, std::move(target), fn);
+}
+
+RunQueueHold::RunQueueHold(const asio::any_io_executor& executor)
+    : waits_(&detail::PendingWaits::of(executor)) {}
+
+RunQueueHold::~RunQueueHold() {
+    if (std::exchange(held_, false)) waits_->release(false);
+}
+
+void RunQueueHold::hold() {
+    if (std::exchange(held_, true)) return;
+    waits_->hold();
+}
+
+void RunQueueHold::run() {
+    if (std::exchange(held_, false)) waits_->release(true);
 }
 
 }  // namespace rivetkit::rt

@@ -23,8 +23,14 @@ class FakeTransport final : public Transport {
         accepted_.send(conn_);
         co_return Status{};
     }
-    asio::awaitable<TransportRead> read() override {
+    // Holds the run queue like the WebSocket transport: from each message to the next read.
+    asio::awaitable<TransportRead> read(rt::RunQueueHold* hold) override {
+        if (hold != nullptr)
+            hold->run();
         std::optional<TransportRead> r = co_await conn_->inbox.second.recv();
+        if (hold != nullptr && r &&
+            (r->kind == TransportRead::Kind::binary || r->kind == TransportRead::Kind::text))
+            hold->hold();
         if (!r) {
             TransportRead failed;
             failed.reason = "inbox gone";

@@ -266,7 +266,7 @@ ClientRead read_from_beast_server(Serve serve) {
             if (!out.connected.ok())
                 co_return;
             for (;;) {
-                asio::awaitable<TransportRead> reading = transport->read();
+                asio::awaitable<TransportRead> reading = transport->read(nullptr);
                 TransportRead r = co_await std::move(reading);
                 const bool last = r.kind == TransportRead::Kind::closed ||
                                   r.kind == TransportRead::Kind::failed;

@@ -1,6 +1,7 @@
 // Resumptions of woken coroutines run from one queue per io_context (src/runtime/suspension.cpp):
 // wakes made while it drains run in the same pass of asio's handler queue, at most a batch per
-// pass, and what is still queued when the context shuts down is destroyed, not run.
+// pass, and what is still queued when the context shuts down is destroyed, not run. A hold
+// (RunQueueHold) keeps what is queued for its run(), which runs it inline.
 
 #include <gtest/gtest.h>
 
@@ -8,8 +9,10 @@
 #include <boost/asio/post.hpp>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "runtime/channel.hpp"
+#include "runtime/defer.hpp"
 #include "runtime/spawn.hpp"
 
 namespace rt = rivetkit::rt;
@@ -83,6 +86,80 @@ TEST(RunQueue, ABatchEndsThePassSoPostedHandlersStillRun) {
     game.pong.abort();
     io.restart();
     io.run();
+}
+
+// What a reader's handler queues while it holds the queue runs in run(), inside that handler:
+// no drain is posted behind it, so asio runs one handler where it ran two (and polled its reactor
+// between them).
+TEST(RunQueueHold, WhatIsQueuedWhileHeldRunsInRunInsideTheSameHandler) {
+    asio::io_context io(1);
+    auto target = std::make_shared<int>(0);
+    bool checked = false;
+    asio::post(io, [&] {
+        rt::RunQueueHold hold(io.get_executor());
+        hold.hold();
+        rt::defer(io.get_executor(), target, [](const std::shared_ptr<void>& t) {
+            ++*std::static_pointer_cast<int>(t);
+        });
+        EXPECT_EQ(*target, 0) << "held, not run inline by defer";
+        hold.run();
+        EXPECT_EQ(*target, 1) << "run() ran it";
+        EXPECT_FALSE(hold.held());
+        checked = true;
+    });
+    EXPECT_EQ(io.run(), 1u) << "no drain was posted";
+    EXPECT_TRUE(checked);
+    EXPECT_EQ(*target, 1);
+}
+
+// Holds nest: the queue waits for the last one. A hold that is destroyed instead of run hands what
+// it held to a posted drain: it is delayed, never stranded.
+TEST(RunQueueHold, NestedHoldsWaitForTheLastAndADroppedHoldPostsWhatItHeld) {
+    asio::io_context io(1);
+    auto target = std::make_shared<int>(0);
+    auto bump = [](const std::shared_ptr<void>& t) { ++*std::static_pointer_cast<int>(t); };
+    asio::post(io, [&] {
+        rt::RunQueueHold outer(io.get_executor());
+        rt::RunQueueHold inner(io.get_executor());
+        outer.hold();
+        inner.hold();
+        rt::defer(io.get_executor(), target, bump);
+        inner.run();
+        EXPECT_EQ(*target, 0) << "the outer hold still holds";
+        outer.run();
+        EXPECT_EQ(*target, 1);
+        {
+            rt::RunQueueHold dropped(io.get_executor());
+            dropped.hold();
+            rt::defer(io.get_executor(), target, bump);
+        }
+        EXPECT_EQ(*target, 1) << "a dropped hold does not run what it held inline";
+    });
+    EXPECT_EQ(io.run(), 2u) << "the dropped hold's work ran from one posted drain";
+    EXPECT_EQ(*target, 2);
+}
+
+// A hold taken while the queue drains (a reader woken from the queue) changes nothing: the drain
+// that is running takes what is queued, in order, and run() does not start a nested one.
+TEST(RunQueueHold, AHoldInsideADrainLeavesItsWorkToThatDrain) {
+    asio::io_context io(1);
+    struct Log {
+        asio::io_context* io;
+        std::vector<int> order;
+    };
+    auto log = std::make_shared<Log>(Log{&io, {}});
+    rt::defer(io.get_executor(), log, [](const std::shared_ptr<void>& t) {
+        auto& l = *std::static_pointer_cast<Log>(t);
+        rt::RunQueueHold hold(l.io->get_executor());
+        hold.hold();
+        rt::defer(l.io->get_executor(), t, [](const std::shared_ptr<void>& u) {
+            std::static_pointer_cast<Log>(u)->order.push_back(2);
+        });
+        hold.run();
+        l.order.push_back(1);  // the queued one has not run inside run()
+    });
+    EXPECT_EQ(io.run(), 1u);
+    EXPECT_EQ(log->order, (std::vector<int>{1, 2}));
 }
 
 // A safety net rather than a regression test: a posted resumption (the old way) was destroyed the
