@@ -779,26 +779,17 @@ Options parse(int argc, char** argv) {
         }
         return std::atoi(argv[++i]);
     };
+    const std::pair<const char*, int*> numbers[] = {
+        {"--actors", &o.actors}, {"--conns", &o.conns},   {"--idle-s", &o.idle_s},
+        {"--window", &o.window}, {"--rate", &o.rate},     {"--warmup", &o.warmup},
+        {"--http", &o.http},     {"--http-inflight", &o.http_inflight},
+        {"--http-rate", &o.http_rate}};
     for (; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--actors")
-            o.actors = number("--actors");
-        else if (a == "--conns")
-            o.conns = number("--conns");
-        else if (a == "--idle-s")
-            o.idle_s = number("--idle-s");
-        else if (a == "--window")
-            o.window = number("--window");
-        else if (a == "--rate")
-            o.rate = number("--rate");
-        else if (a == "--warmup")
-            o.warmup = number("--warmup");
-        else if (a == "--http")
-            o.http = number("--http");
-        else if (a == "--http-inflight")
-            o.http_inflight = number("--http-inflight");
-        else if (a == "--http-rate")
-            o.http_rate = number("--http-rate");
+        const auto* named = std::find_if(std::begin(numbers), std::end(numbers),
+                                         [&](const auto& n) { return a == n.first; });
+        if (named != std::end(numbers))
+            *named->second = number(named->first);
         else if (a == "--log" && i + 1 < argc)
             o.log = argv[++i];
         else if (a == "--") {
