@@ -23,7 +23,10 @@
 # Env: RIVETKIT_HOST_BIN (default: builds build/release/bench/memory/rivetkit-memory-host; any
 #      host serving `counter` and `resident` that prints "endpoint:" once ready),
 #      KEEP_TMP=1 keeps the engines' and hosts' logs and the raw results,
-#      RIVET_LOG_LEVEL the hosts' log level (default warn).
+#      RIVET_LOG_LEVEL the hosts' log level (default warn),
+#      PEER_ENGINE_PERF=<perf events> counts them for the engine over each driver run (perf stat,
+#      kept as <label>/engine-perf.csv; with KEEP_TMP=1), e.g.
+#      syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendto,syscalls:sys_enter_epoll_wait,context-switches,task-clock
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
@@ -78,9 +81,18 @@ run_one() {
     host_pid=$!
     host_wait_ready "peer: $label" "$tmp/$label/host.log" "$ready" 60 || return 1
     echo "peer: $label host ready on $engine_endpoint" >&2
+    local perf_pid=""
+    if [[ -n ${PEER_ENGINE_PERF:-} ]]; then  # the engine's syscalls and context switches
+        perf stat -x, -o "$tmp/$label/engine-perf.csv" -e "$PEER_ENGINE_PERF" -p "$engine_pid" &
+        perf_pid=$!
+    fi
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
         --host-pid "$host_pid" --heap-file "$tmp/$label/heap" --engine-metrics "$engine_metrics_url" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
         echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
+    if [[ -n $perf_pid ]]; then
+        kill -INT "$perf_pid" 2>/dev/null || true
+        wait "$perf_pid" 2>/dev/null || true
+    fi
     stop_host
 
     engine_stop
