@@ -601,8 +601,8 @@ asio::awaitable<bool> StandIn::http_phase() {
             co_await changed(1s);
         }
         if (o_.http_rate > 0 && i >= warmup) {
-            const auto due =
-                from + std::chrono::microseconds(std::int64_t{i - warmup} * 1'000'000 / o_.http_rate);
+            const auto due = from + std::chrono::microseconds(std::int64_t{i - warmup} *
+                                                              1'000'000 / o_.http_rate);
             if (const auto now = std::chrono::steady_clock::now(); due > now)
                 co_await pause(std::chrono::duration_cast<std::chrono::milliseconds>(due - now));
         }
