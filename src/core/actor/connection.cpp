@@ -27,7 +27,27 @@ struct ConnHandle::Inner {
     std::optional<DisconnectHandler> disconnect_handler;
     std::optional<DisconnectHandler> transport_disconnect_handler;
     std::weak_ptr<ActorContextInner> ctx;
+    // In ctx's `conns`, its subscriptions counted in ctx's `subscribers` (add_conn/remove_conn).
+    bool counted = false;
 };
+
+namespace {
+
+void count_subscriber(ActorContextInner& ctx, std::string_view event) {
+    auto it = ctx.subscribers.find(event);
+    if (it == ctx.subscribers.end())
+        ctx.subscribers.emplace(std::string(event), 1);
+    else
+        ++it->second;
+}
+
+void uncount_subscriber(ActorContextInner& ctx, std::string_view event) {
+    auto it = ctx.subscribers.find(event);
+    if (it != ctx.subscribers.end() && --it->second == 0)
+        ctx.subscribers.erase(it);
+}
+
+}  // namespace
 
 Result<std::array<std::uint8_t, 4>> hibernatable_id_from_slice(std::string_view field,
                                                                BytesView bytes) {
@@ -114,12 +134,21 @@ bool ConnHandle::is_subscribed(std::string_view event_name) const {
 }
 
 bool ConnHandle::subscribe(std::string event_name) const {
-    return p_->subscriptions.insert(std::move(event_name)).second;
+    auto [it, added] = p_->subscriptions.insert(std::move(event_name));
+    if (added && p_->counted) {
+        if (auto ctx = p_->ctx.lock())
+            count_subscriber(*ctx, *it);
+    }
+    return added;
 }
 bool ConnHandle::unsubscribe(std::string_view event_name) const {
     auto it = p_->subscriptions.find(event_name);
     if (it == p_->subscriptions.end())
         return false;
+    if (p_->counted) {
+        if (auto ctx = p_->ctx.lock())
+            uncount_subscriber(*ctx, *it);
+    }
     p_->subscriptions.erase(it);
     return true;
 }
@@ -130,6 +159,12 @@ std::size_t ConnHandle::subscription_count() const {
     return p_->subscriptions.size();
 }
 void ConnHandle::clear_subscriptions() const {
+    if (p_->counted) {
+        if (auto ctx = p_->ctx.lock()) {
+            for (const auto& event : p_->subscriptions)
+                uncount_subscriber(*ctx, event);
+        }
+    }
     p_->subscriptions.clear();
 }
 
@@ -214,6 +249,17 @@ void ConnHandle::attach(std::weak_ptr<ActorContextInner> ctx) const {
 
 void ActorContext::add_conn(ConnHandle conn) const {
     conn.attach(p_);
+    if (auto it = p_->conns.find(conn.id()); it != p_->conns.end() && it->second.p_ != conn.p_) {
+        // Replaced: the old one's subscriptions leave the counts.
+        if (std::exchange(it->second.p_->counted, false)) {
+            for (const auto& event : it->second.p_->subscriptions)
+                uncount_subscriber(*p_, event);
+        }
+    }
+    if (!std::exchange(conn.p_->counted, true)) {
+        for (const auto& event : conn.p_->subscriptions)
+            count_subscriber(*p_, event);
+    }
     std::string id = conn.id();
     p_->conns.insert_or_assign(std::move(id), std::move(conn));
     metrics_of(*this).set_connections_active(p_->conns.size());
@@ -227,6 +273,10 @@ std::optional<ConnHandle> ActorContext::remove_conn(std::string_view id) const {
         return std::nullopt;
     ConnHandle removed = std::move(it->second);
     p_->conns.erase(it);
+    if (std::exchange(removed.p_->counted, false)) {
+        for (const auto& event : removed.p_->subscriptions)
+            uncount_subscriber(*p_, event);
+    }
     metrics_of(*this).set_connections_active(p_->conns.size());
     record_inspector_signal(InspectorSignal::ConnectionsUpdated);
     signal_activity();
@@ -457,6 +507,8 @@ Result<ConnHandle> ActorContext::reconnect_hibernatable_conn(const GatewayId& ga
 }
 
 void ActorContext::broadcast(std::string_view name, const Bytes& args) const {
+    if (!p_->subscribers.contains(name))
+        return;  // nobody subscribes: no walk over every connection
     ConnHandle::EventFrames frames;
     for (const auto& [id, conn] : p_->conns) {
         if (conn.is_subscribed(name) && conn.has_event_sender())

@@ -121,6 +121,7 @@ class ConnHandle {
     void attach(std::weak_ptr<ActorContextInner> ctx) const;
 
     friend bool operator==(const ConnHandle& a, const ConnHandle& b) { return a.p_ == b.p_; }
+    friend class ActorContext;  // counts subscriptions per event (add_conn, remove_conn)
 
   private:
     struct Inner;

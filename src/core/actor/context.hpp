@@ -228,6 +228,9 @@ struct ActorContextInner {
 
     // Connections (connection.cpp), ordered by id.
     std::map<std::string, ConnHandle> conns;
+    // How many of `conns` subscribe to each event: broadcast() skips the walk over every
+    // connection for an event nobody subscribes to.
+    std::map<std::string, std::size_t, std::less<>> subscribers;
     std::unique_ptr<std::set<std::pair<GatewayId, RequestId>>> liveness_override;  // tests
 
     // Inspector (inspector.cpp).

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "task_test_support.hpp"
 
 namespace rivetkit::core::test {
@@ -230,6 +232,72 @@ TEST(ActorConnect, broadcast_shares_encoded_frames_across_connections) {
         CO_ASSERT(seen->size() == 1u);
         EXPECT_EQ((*seen)[0].conn, "b");
         EXPECT_EQ((*seen)[0].shared, nullptr);
+    }());
+}
+
+// broadcast() skips the walk over every connection when nobody subscribes to the event
+// (ActorContextInner::subscribers). Whatever path a subscription takes, a subscribed connection
+// still gets the event and one that left stops getting it: subscribed before it joined (a
+// restored connection), subscribed after, unsubscribed, cleared, removed and added again, and
+// replaced by another connection with its id.
+TEST(ActorConnect, broadcast_reaches_subscribers_whichever_way_they_subscribed) {
+    rt::TestRuntime rt;
+    auto w = wired(rt, "actor-connect-subscribers");
+    auto got = std::make_shared<std::vector<std::string>>();
+    auto listening = [got](std::string name) {
+        return [got, name](std::string_view event, const Bytes&, ConnHandle::EventFrames*) {
+            got->push_back(name + ":" + std::string(event));
+            return Status{};
+        };
+    };
+    auto heard = [&](std::string_view event) {
+        got->clear();
+        w.ctx.broadcast(event, Bytes{0x80});
+        std::sort(got->begin(), got->end());
+        return *got;
+    };
+    using Heard = std::vector<std::string>;
+    rt.block_on([&]() -> Task<void> {
+        ConnHandle early("early", {}, {}, false);
+        early.configure_event_sender(listening("early"));
+        early.subscribe("tick");  // before it joins, as a restored connection
+        w.ctx.add_conn(early);
+        ConnectOptions options;
+        options.prepare = [&](const ConnHandle& conn) {
+            conn.configure_event_sender(listening("late"));
+            return Status{};
+        };
+        ConnHandle late = co_await connected(w, std::move(options));
+        EXPECT_EQ(heard("tick"), (Heard{"early:tick"}));
+        EXPECT_EQ(heard("tock"), Heard{});
+
+        late.subscribe("tick");
+        late.subscribe("tock");
+        EXPECT_EQ(heard("tick"), (Heard{"early:tick", "late:tick"}));
+        EXPECT_EQ(heard("tock"), (Heard{"late:tock"}));
+
+        late.unsubscribe("tock");
+        EXPECT_EQ(heard("tock"), Heard{});
+        early.clear_subscriptions();
+        EXPECT_EQ(heard("tick"), (Heard{"late:tick"}));
+
+        early.subscribe("tick");
+        auto removed = w.ctx.remove_conn("early");
+        CO_ASSERT(removed.has_value());
+        EXPECT_EQ(heard("tick"), (Heard{"late:tick"}));
+        removed->clear_subscriptions();  // as the managed disconnect does, after the removal
+        removed->subscribe("tick");
+        w.ctx.add_conn(*removed);
+        EXPECT_EQ(heard("tick"), (Heard{"early:tick", "late:tick"}));
+
+        ConnHandle replacement("early", {}, {}, false);
+        replacement.configure_event_sender(listening("replacement"));
+        w.ctx.add_conn(replacement);  // same id: the old one and its subscription leave
+        EXPECT_EQ(heard("tick"), (Heard{"late:tick"}));
+        late.unsubscribe("tick");
+        EXPECT_EQ(heard("tick"), Heard{});
+        replacement.subscribe("tick");
+        EXPECT_EQ(heard("tick"), (Heard{"replacement:tick"}));
     }());
 }
 
