@@ -47,6 +47,17 @@ void uncount_subscriber(ActorContextInner& ctx, std::string_view event) {
         ctx.subscribers.erase(it);
 }
 
+// Every subscription of a connection into (`add`) or out of ctx's counts.
+void count_subscriptions(ActorContextInner& ctx, const std::set<std::string, std::less<>>& events,
+                         bool add) {
+    for (const auto& event : events) {
+        if (add)
+            count_subscriber(ctx, event);
+        else
+            uncount_subscriber(ctx, event);
+    }
+}
+
 }  // namespace
 
 Result<std::array<std::uint8_t, 4>> hibernatable_id_from_slice(std::string_view field,
@@ -160,10 +171,8 @@ std::size_t ConnHandle::subscription_count() const {
 }
 void ConnHandle::clear_subscriptions() const {
     if (p_->counted) {
-        if (auto ctx = p_->ctx.lock()) {
-            for (const auto& event : p_->subscriptions)
-                uncount_subscriber(*ctx, event);
-        }
+        if (auto ctx = p_->ctx.lock())
+            count_subscriptions(*ctx, p_->subscriptions, false);
     }
     p_->subscriptions.clear();
 }
@@ -249,19 +258,15 @@ void ConnHandle::attach(std::weak_ptr<ActorContextInner> ctx) const {
 
 void ActorContext::add_conn(ConnHandle conn) const {
     conn.attach(p_);
-    if (auto it = p_->conns.find(conn.id()); it != p_->conns.end() && it->second.p_ != conn.p_) {
+    if (!std::exchange(conn.p_->counted, true))
+        count_subscriptions(*p_, conn.p_->subscriptions, true);
+    auto [it, added] = p_->conns.try_emplace(conn.id(), conn);
+    if (!added && it->second.p_ != conn.p_) {
         // Replaced: the old one's subscriptions leave the counts.
-        if (std::exchange(it->second.p_->counted, false)) {
-            for (const auto& event : it->second.p_->subscriptions)
-                uncount_subscriber(*p_, event);
-        }
+        if (std::exchange(it->second.p_->counted, false))
+            count_subscriptions(*p_, it->second.p_->subscriptions, false);
+        it->second = std::move(conn);
     }
-    if (!std::exchange(conn.p_->counted, true)) {
-        for (const auto& event : conn.p_->subscriptions)
-            count_subscriber(*p_, event);
-    }
-    std::string id = conn.id();
-    p_->conns.insert_or_assign(std::move(id), std::move(conn));
     metrics_of(*this).set_connections_active(p_->conns.size());
     record_inspector_signal(InspectorSignal::ConnectionsUpdated);
     signal_activity();
@@ -273,10 +278,8 @@ std::optional<ConnHandle> ActorContext::remove_conn(std::string_view id) const {
         return std::nullopt;
     ConnHandle removed = std::move(it->second);
     p_->conns.erase(it);
-    if (std::exchange(removed.p_->counted, false)) {
-        for (const auto& event : removed.p_->subscriptions)
-            uncount_subscriber(*p_, event);
-    }
+    if (std::exchange(removed.p_->counted, false))
+        count_subscriptions(*p_, removed.p_->subscriptions, false);
     metrics_of(*this).set_connections_active(p_->conns.size());
     record_inspector_signal(InspectorSignal::ConnectionsUpdated);
     signal_activity();

@@ -140,28 +140,29 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::fetch(envoy::EnvoyHandle,
                                                          envoy::HttpRequest request) {
     auto self = shared_from_this();
     Route route = classify_http_path(request.path);
+    // /metrics is the host's, no actor's.
+    auto admitted = route.kind == Route::Kind::Metrics
+                        ? Result<std::shared_ptr<Instance>>(std::shared_ptr<Instance>())
+                        : admit(request.actor_id);
+    // An action's request reaches user code only through the connection hooks: an actor without
+    // them is given the framework's headers only.
+    const bool framework_only = route.kind == Route::Kind::Action && admitted.ok() &&
+                                !(*admitted)->factory->config().connection_events;
+    HttpRequest core_request =
+        to_core_request(request, std::move(route.request_path),
+                        framework_only ? Headers::FrameworkOnly : Headers::All);
+    const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
+
     if (route.kind == Route::Kind::Metrics) {
-        HttpRequest core_request = to_core_request(request, route.request_path, Headers::All);
-        const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
         if (core_request.method != "GET")
             co_return error_response(encoding, method_not_allowed(core_request, route.path), false,
                                      std::nullopt);
         co_return text_response(200, kPrometheusContentType, render_metrics());
     }
-
-    auto admitted = admit(request.actor_id);
-    if (!admitted.ok()) {
-        HttpRequest core_request = to_core_request(request, route.request_path, Headers::All);
-        const Encoding encoding = http_encoding(header(core_request, "x-rivet-encoding"));
+    if (!admitted.ok())
         co_return error_response(encoding, admitted.error(), false, std::nullopt);
-    }
     auto instance = std::move(admitted).value();
     HttpInFlight in_flight(instance);
-    // An action's request reaches user code only through the connection hooks.
-    const bool seen = route.kind != Route::Kind::Action ||
-                      instance->factory->config().connection_events;
-    HttpRequest core_request = to_core_request(request, std::move(route.request_path),
-                                               seen ? Headers::All : Headers::FrameworkOnly);
     envoy::HttpResponse response =
         co_await serve_http(instance, std::move(core_request), std::move(route));
     attach_actor_headers(response, instance->actor_id, instance->generation, instance->key);
