@@ -8,6 +8,7 @@
 // order they were armed. Single-threaded (see wait_list.hpp).
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -42,6 +43,7 @@ private:
     TimerQueue* queue_ = nullptr;
     time_point deadline_{};
     std::uint64_t seq_ = 0;
+    std::size_t slot_ = 0;  // its index in the queue's heap while armed
 };
 
 class Clock {
