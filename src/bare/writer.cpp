@@ -41,7 +41,9 @@ void Writer::write_int(std::int64_t v) {
 
 void Writer::write_str(std::string_view v) {
     write_uint(v.size());
-    buf_.insert(buf_.end(), v.begin(), v.end());
+    // As bytes: copying chars into the byte vector element by element was a loop per character.
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(v.data());
+    buf_.insert(buf_.end(), bytes, bytes + v.size());
 }
 
 void Writer::write_data(std::span<const std::uint8_t> v) {

@@ -182,7 +182,7 @@ class RawWebSocket {
         if (!closed_)
             send_(std::move(data), binary);
     }
-    void send_text(std::string_view text) const { send(Bytes(text.begin(), text.end()), false); }
+    void send_text(std::string_view text) const { send(to_bytes(text), false); }
     void close(std::uint16_t code = 1000, std::string reason = {}) {
         if (closed_)
             return;

@@ -421,7 +421,7 @@ bool answer_ack_probe(const RawSocket& s, const envoy::WebSocketMessage& message
                                 {"lastAckedIndex", s.probe_last_index},
                                 {"pendingIndexes", nlohmann::json::array()}};
     const std::string text = answer.dump();
-    s.sender.send(Bytes(text.begin(), text.end()), false);
+    s.sender.send(to_bytes(text), false);
     return true;
 }
 

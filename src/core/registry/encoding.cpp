@@ -222,7 +222,7 @@ Result<json> cbor_value_to_compat(BytesView cbor) {
 
 Bytes dump(const json& v) {
     std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-    return Bytes(s.begin(), s.end());
+    return to_bytes(s);
 }
 
 json json_envelope(std::string_view tag, json val) {
