@@ -8,12 +8,22 @@ namespace rivetkit::bare {
 bool is_valid_utf8(std::span<const std::uint8_t> s) noexcept {
     std::size_t i = 0;
     const std::size_t n = s.size();
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
     while (i < n) {
-        // Eight ASCII bytes at a time (header names and values, keys, ids are mostly ASCII).
+        // ASCII 32 bytes at a time, then eight (header names and values, keys, ids are mostly
+        // ASCII): one test per block instead of a branch per byte.
+        if (n - i >= 32) {
+            std::uint64_t words[4];
+            std::memcpy(words, s.data() + i, sizeof words);
+            if (((words[0] | words[1] | words[2] | words[3]) & kHigh) == 0) {
+                i += 32;
+                continue;
+            }
+        }
         if (n - i >= 8) {
             std::uint64_t word = 0;
             std::memcpy(&word, s.data() + i, sizeof word);
-            if ((word & 0x8080808080808080ULL) == 0) {
+            if ((word & kHigh) == 0) {
                 i += 8;
                 continue;
             }

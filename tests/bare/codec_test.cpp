@@ -200,11 +200,11 @@ TEST(BareReaderTest, InvalidUtf8IsRejected) {
     EXPECT_TRUE(is_valid_utf8(bytes_of({0xef, 0xbf, 0xbf})));
 }
 
-// The validator checks ASCII eight bytes at a time: a bad or multi-byte sequence at any offset,
-// inside or after such a run, is still seen.
+// The validator checks ASCII 32 and eight bytes at a time: a bad or multi-byte sequence at any
+// offset, inside or after such a run, is still seen.
 TEST(BareReaderTest, Utf8IsCheckedAtEveryOffsetOfALongAsciiRun) {
-    for (std::size_t at = 0; at < 24; ++at) {
-        Bytes ascii(24, 'a');
+    for (std::size_t at = 0; at < 80; ++at) {
+        Bytes ascii(80, 'a');
         Bytes bad = ascii;
         bad[at] = 0xff;
         EXPECT_FALSE(is_valid_utf8(bad)) << "0xff at " << at;
