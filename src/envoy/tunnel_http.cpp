@@ -60,9 +60,47 @@ bool response_window_open(const EnvoyConfig& config, const HttpStream& s, std::u
     return in_flight + n + config.response_chunk_bytes <= config.response_window_bytes;
 }
 
+bool same_header_name(std::string_view a, std::string_view b) {
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+        if (lower(a[i]) != lower(b[i]))
+            return false;
+    }
+    return true;
+}
+
+// ResponseStart's headers are a BARE map: each name at most once (a repeated key is a malformed
+// message; the engine would keep one of the values). HTTP names are case-insensitive, so a name
+// repeated in any case is folded into its first occurrence, the values joined by ", " as a list
+// field allows (RFC 9110, 5.3). set-cookie cannot be joined: its first value stays and the others
+// are dropped, with a warning.
+void fold_repeated_headers(Headers& headers, const std::string& actor_id) {
+    for (std::size_t i = 1; i < headers.size();) {
+        std::size_t first = 0;
+        while (first < i && !same_header_name(headers[first].first, headers[i].first))
+            ++first;
+        if (first == i) {
+            ++i;
+            continue;
+        }
+        if (same_header_name(headers[i].first, "set-cookie")) {
+            log::warn("response header set-cookie repeated; the protocol carries one, later ones "
+                      "dropped",
+                      {{"actor_id", actor_id}});
+        } else {
+            headers[first].second += ", ";
+            headers[first].second += headers[i].second;
+        }
+        headers.erase(headers.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
 asio::awaitable<void> send_response(std::shared_ptr<EnvoyState> st, TunnelId id,
                                     std::shared_ptr<HttpStream> s, HttpResponse response) {
     const std::size_t chunk = st->config.response_chunk_bytes;
+    fold_repeated_headers(response.headers, s->actor_id);
     if (!s->response_stream || response.body.size() <= chunk) {
         proto::ToRivetResponseStart start{response.status, std::move(response.headers),
                                           std::move(response.body), false};

@@ -552,6 +552,35 @@ TEST(EnvoyTunnel, InlineRequestGetsInlineResponse) {
     }(e));
 }
 
+// A handler's response that repeats a header name (in any case) still leaves as a well-formed
+// message: ResponseStart's headers are a map, so the name is there once, its values joined.
+TEST(EnvoyTunnel, ARepeatedResponseHeaderIsFoldedIntoOne) {
+    Env e;
+    e.rt.block_on([](Env& env) -> asio::awaitable<void> {
+        auto [handle, conn] = co_await connect(env);
+        co_await start_actor(env, *conn, 1);
+        proto::ToEnvoyRequestStart start{kActor, std::nullopt, "GET", "/request/repeated-headers",
+                                         {},     std::nullopt, false, false};
+        conn->push(tunnel(kRequest, 0, proto::ToEnvoyTunnelMessageKind{start}));
+        // A repeated key would not decode (the decoder refuses maps that repeat a key).
+        auto resp = co_await conn->next_of<proto::ToRivetTunnelMessage>(env.clock(), kWait);
+        auto* rs = resp ? resp->message_kind.get_if<proto::ToRivetResponseStart>() : nullptr;
+        EXPECT_TRUE(rs && rs->status == 200);
+        if (rs) {
+            std::vector<std::pair<std::string, std::string>> got(rs->headers.begin(),
+                                                                 rs->headers.end());
+            std::vector<std::pair<std::string, std::string>> want{
+                {"x-path", "/request/repeated-headers"},
+                {"x-method", "GET"},
+                {"x-body-len", "0"},
+                {"Vary", "accept, origin, cookie"},
+                {"set-cookie", "a=1"}};
+            EXPECT_EQ(got, want);
+        }
+        co_await finish(env, handle);
+    }(e));
+}
+
 TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
     Env e;
     e.config.response_window_bytes = 128 * 1024;

@@ -62,6 +62,13 @@ HttpResponse echo_response(const HttpRequest& request) {
                         {"x-method", request.method},
                         {"x-body-len", std::to_string(request.body.size())}};
     std::string_view path = request.path;
+    if (path.ends_with("/repeated-headers")) {
+        response.headers.insert(response.headers.end(), {{"Vary", "accept"},
+                                                         {"set-cookie", "a=1"},
+                                                         {"vary", "origin"},
+                                                         {"set-cookie", "b=2"},
+                                                         {"VARY", "cookie"}});
+    }
     if (auto pos = path.find("/big/"); pos != std::string_view::npos) {
         std::size_t n = 0;
         auto digits = path.substr(pos + 5);

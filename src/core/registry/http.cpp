@@ -34,12 +34,44 @@ envoy::HttpResponse text_response(std::uint16_t status, std::string_view content
     return r;
 }
 
+// The headers every actor response carries after its own.
+constexpr std::size_t kActorHeaders = 3;
+
+// Sets `name` (lowercase) to `value`, replacing a header of that name in any case (a raw
+// handler's own x-rivet-actor, say): the framework's value is the one the client reads.
+void set_header(envoy::Headers& headers, std::string_view name, std::string value) {
+    for (auto& [have, old] : headers) {
+        if (have.size() == name.size() &&
+            std::equal(have.begin(), have.end(), name.begin(), [](char a, char b) {
+                return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b;
+            })) {
+            have = name;
+            old = std::move(value);
+            return;
+        }
+    }
+    headers.emplace_back(std::string(name), std::move(value));
+}
+
+// Once per answer of an actor that was served (CoreRegistry::fetch), errors included.
 void attach_actor_headers(envoy::HttpResponse& response, const std::string& actor_id,
                           std::uint32_t generation, const std::string& key) {
-    response.headers.emplace_back("x-rivet-actor", actor_id);
-    response.headers.emplace_back("x-rivet-actor-generation", std::to_string(generation));
+    response.headers.reserve(response.headers.size() + kActorHeaders);
+    set_header(response.headers, "x-rivet-actor", actor_id);
+    set_header(response.headers, "x-rivet-actor-generation", std::to_string(generation));
     if (key.find_first_of("\r\n") == std::string::npos)
-        response.headers.emplace_back("x-rivet-actor-key", key);
+        set_header(response.headers, "x-rivet-actor-key", key);
+}
+
+// A framework answer (an action's output, a queue send's result) in the request's encoding, with
+// room for the actor's headers.
+envoy::HttpResponse encoded_response(Encoding encoding, Bytes body) {
+    envoy::HttpResponse r;
+    r.status = 200;
+    r.headers.reserve(1 + kActorHeaders);
+    r.headers.emplace_back("content-type", std::string(content_type(encoding)));
+    r.body = std::move(body);
+    return r;
 }
 
 envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool from_runtime,
@@ -50,8 +82,9 @@ envoy::HttpResponse error_response(Encoding encoding, const Error& error, bool f
     r.status = framework_status(error);
     r.headers.emplace_back("content-type", std::string(content_type(encoding)));
     r.body = encode_http_error(encoding, shown, actor);
+    // The actor's headers are not attached here: fetch attaches them to whatever serve_http
+    // answers (attached here too, an error carried each of them twice).
     if (actor) {
-        attach_actor_headers(r, actor->actor_id, actor->generation, actor->key);
         log::warn("actor http error response", {{"actor_id", actor->actor_id},
                                                 {"generation", static_cast<std::uint64_t>(actor->generation)},
                                                 {"group", error.group()},
@@ -280,11 +313,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_action(std::shared_ptr<
         co_return error_response(encoding, body.error(), false, actor);
     if (body->size() > config.max_outgoing_message_size)
         co_return error_response(encoding, errors::message_outgoing_too_long(), false, actor);
-    envoy::HttpResponse r;
-    r.status = 200;
-    r.headers.emplace_back("content-type", std::string(content_type(encoding)));
-    r.body = std::move(body).value();
-    co_return r;
+    co_return encoded_response(encoding, std::move(body).value());
 }
 
 asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_queue(std::shared_ptr<Instance> instance,
@@ -320,11 +349,7 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_queue(std::shared_ptr<I
     auto body = encode_http_queue_response(encoding, *result);
     if (!body.ok())
         co_return error_response(encoding, body.error(), false, actor);
-    envoy::HttpResponse r;
-    r.status = 200;
-    r.headers.emplace_back("content-type", std::string(content_type(encoding)));
-    r.body = std::move(body).value();
-    co_return r;
+    co_return encoded_response(encoding, std::move(body).value());
 }
 
 // MARK: inspector (bearer token from KV [3])

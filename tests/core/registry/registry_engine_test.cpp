@@ -84,6 +84,12 @@ TEST_F(RegistryEngine, HttpActionsInJsonCborAndBare) {
 TEST_F(RegistryEngine, ErrorsCarryGroupCodeMessageAndStatus) {
     auto r = post(query_target("/action/nope", "k2"), R"({"args":[]})", "json");
     EXPECT_EQ(r.status, 404u);
+    // The actor's headers, once each (the envoy folds a repeated name into one, values joined).
+    const std::optional<std::string> actor_id = r.header("x-rivet-actor");
+    ASSERT_TRUE(actor_id);
+    EXPECT_EQ(actor_id->find(','), std::string::npos) << *actor_id;
+    EXPECT_EQ(r.header("x-rivet-actor-key"), "k2");
+    EXPECT_EQ(r.header("x-rivet-actor-generation"), "1");
     auto body = json::parse(r.body, nullptr, false);
     EXPECT_EQ(body["group"], "actor");
     EXPECT_EQ(body["code"], "action_not_found");
