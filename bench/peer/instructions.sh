@@ -7,7 +7,8 @@
 #   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]
 #                                   [--perf | --record]
 #
-# Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action". Keeps the
+# Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action, <allocations>
+# allocations per action" (heap allocations: calls to malloc, calloc, realloc). Keeps the
 # callgrind output (callgrind.out.*) in the printed folder for callgrind_annotate.
 #
 # --perf: the host runs natively and `perf stat` counts, per action over the same load, its
@@ -70,9 +71,31 @@ callgrind_control -d "$host_pid" >/dev/null
 kill -TERM "$host_pid" 2>/dev/null || true
 wait "$host_pid" 2>/dev/null || true
 host_pid=""
+# Heap allocations: the calls to malloc, calloc and realloc that callgrind counted (operator new
+# and asio's aligned allocations go through malloc). Function names appear once in the file, at
+# their first "fn=(id) name" or "cfn=(id) name"; later references carry only the id.
+count_allocations() {
+    awk '
+        /^c?fn=\(/ {
+            line = $0; is_call = (line ~ /^cfn=/)
+            sub(/^c?fn=\(/, "", line); id = line; sub(/\).*/, "", id)
+            rest = line; sub(/^[0-9]+\) ?/, "", rest)
+            if (rest != "") name[id] = rest
+            if (is_call) callee = name[id]
+            next
+        }
+        /^calls=/ {
+            v = substr($0, 7); sub(/ .*/, "", v)
+            if (callee == "malloc" || callee == "calloc" || callee == "realloc") n += v
+        }
+        END { print n + 0 }' "$1"
+}
 total=0
+allocations=0
 for f in "$tmp"/callgrind.out.*; do
     n=$(awk '/^totals:/ {print $2}' "$f")
     total=$((total + ${n:-0}))
+    allocations=$((allocations + $(count_allocations "$f")))
 done
-echo "$mode $ops ops, $total instructions, $((total / ops)) per action"
+echo "$mode $ops ops, $total instructions, $((total / ops)) per action," \
+    "$(awk -v a="$allocations" -v o="$ops" 'BEGIN { printf "%.1f", a / o }') allocations per action"
