@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "base/ascii.hpp"
 #include "base/log.hpp"
 #include "core/actor/context.hpp"
 #include "runtime/select.hpp"
@@ -221,11 +221,7 @@ namespace rivetkit {
 
 std::optional<std::string> Request::header(std::string_view wanted) const {
     for (const auto& [name, value] : headers) {
-        if (name.size() == wanted.size() &&
-            std::equal(name.begin(), name.end(), wanted.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) ==
-                       std::tolower(static_cast<unsigned char>(b));
-            }))
+        if (ascii_iequals(name, wanted))
             return value;
     }
     return std::nullopt;

@@ -13,6 +13,7 @@
 #include <boost/beast/websocket/stream.hpp>
 #include <boost/url/parse.hpp>
 
+#include "base/ascii.hpp"
 #include "client/wire.hpp"
 #include "runtime/tcp_quickack.hpp"
 
@@ -74,11 +75,7 @@ std::string percent_encode(std::string_view s) {
 namespace rivetkit::client {
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
     for (const auto& [k, v] : headers) {
-        if (k.size() == name.size() &&
-            std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) ==
-                       std::tolower(static_cast<unsigned char>(b));
-            }))
+        if (ascii_iequals(k, name))
             return v;
     }
     return std::nullopt;

@@ -9,6 +9,7 @@
 // an HttpBodyStream, and the gateway is credited as it reads. Our message indexes run per request from 0, shared by
 // response frames and window updates (accepted by the engine).
 
+#include "base/ascii.hpp"
 #include "base/log.hpp"
 #include "envoy/state.hpp"
 
@@ -60,17 +61,6 @@ bool response_window_open(const EnvoyConfig& config, const HttpStream& s, std::u
     return in_flight + n + config.response_chunk_bytes <= config.response_window_bytes;
 }
 
-bool same_header_name(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-        if (lower(a[i]) != lower(b[i]))
-            return false;
-    }
-    return true;
-}
-
 // ResponseStart's headers are a BARE map: each name at most once (a repeated key is a malformed
 // message; the engine would keep one of the values). HTTP names are case-insensitive, so a name
 // repeated in any case is folded into its first occurrence, the values joined by ", " as a list
@@ -79,13 +69,13 @@ bool same_header_name(std::string_view a, std::string_view b) {
 void fold_repeated_headers(Headers& headers, const std::string& actor_id) {
     for (std::size_t i = 1; i < headers.size();) {
         std::size_t first = 0;
-        while (first < i && !same_header_name(headers[first].first, headers[i].first))
+        while (first < i && !ascii_iequals(headers[first].first, headers[i].first))
             ++first;
         if (first == i) {
             ++i;
             continue;
         }
-        if (same_header_name(headers[i].first, "set-cookie")) {
+        if (ascii_iequals(headers[i].first, "set-cookie")) {
             log::warn("response header set-cookie repeated; the protocol carries one, later ones "
                       "dropped",
                       {{"actor_id", actor_id}});

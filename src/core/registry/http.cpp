@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
+#include "base/ascii.hpp"
 #include "base/log.hpp"
 #include "core/actor/metrics.hpp"
 #include "core/inspector/auth.hpp"
@@ -41,10 +41,7 @@ constexpr std::size_t kActorHeaders = 3;
 // handler's own x-rivet-actor, say): the framework's value is the one the client reads.
 void set_header(envoy::Headers& headers, std::string_view name, std::string value) {
     for (auto& [have, old] : headers) {
-        if (have.size() == name.size() &&
-            std::equal(have.begin(), have.end(), name.begin(), [](char a, char b) {
-                return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b;
-            })) {
+        if (ascii_iequals(have, name)) {
             have = name;
             old = std::move(value);
             return;
@@ -114,8 +111,7 @@ HttpRequest to_core_request(envoy::HttpRequest& request, std::string path, Heade
     out.path = std::move(path);
     for (auto& [name, value] : request.headers) {
         for (char& c : name)
-            if (c >= 'A' && c <= 'Z')
-                c = static_cast<char>(c - 'A' + 'a');
+            c = ascii_lower(c);
         if (which == Headers::FrameworkOnly &&
             std::find(kFrameworkHeaders.begin(), kFrameworkHeaders.end(), name) ==
                 kFrameworkHeaders.end())
