@@ -5,10 +5,16 @@
 # by the official TypeScript client (driver.mjs). Prints a side-by-side table with C++/TS ratios
 # (report.mjs); see bench/README.md.
 #
-#   bash bench/peer/run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]
+#   bash bench/peer/run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts] [--isolate]
 #
 # --only picks scenario groups (cold, sequential, throughput, fanout, sleep, awake), --awake the
 # number of awake actors, --no-ts leaves out the TypeScript host (a quick look at one change).
+#
+# --isolate: each scenario group on an engine and a host of its own, both fresh, instead of all
+# groups one after the other on one engine. Without it a group's engine CPU per operation carries
+# what the groups before it left the engine doing (the fan-out rows cost the engine 8–11 ms per
+# broadcast after the throughput groups, 5–6 ms on a fresh engine), and that residue is not the
+# same for both hosts: the faster host reaches each group sooner.
 #
 # With N rounds the TS host and rivetkit-host alternate N times (ts cpp, cpp ts, ...), each on a
 # fresh engine, and the table shows each measure's median over the rounds: the engine's CPU per
@@ -36,14 +42,18 @@ quick=()
 extra=()
 rounds=""
 no_ts=""
+only=""
+isolate=""
 while (($#)); do
     case $1 in
         --quick) quick+=(--quick) ;;
         --rounds) rounds=$2; shift ;;
-        --only) extra+=(--only "$2"); shift ;;
+        --only) only=$2; shift ;;
         --awake) extra+=(--awake "$2"); shift ;;
         --no-ts) no_ts=1 ;;
-        *) echo "usage: run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]" >&2; exit 2 ;;
+        --isolate) isolate=1 ;;
+        *) echo "usage: run.sh [--quick] [--rounds N] [--only REGEX] [--awake N] [--no-ts]" \
+                "[--isolate]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -70,25 +80,29 @@ stop_host() {  # SIGTERM, then SIGKILL after 10 s (a draining host may take its 
     host_pid=""
 }
 
-# run_one <label> <ready pattern> <command...>: fresh engine, the host, the driver, both stopped.
-run_one() {
-    local label=$1 ready=$2; shift 2
-    mkdir -p "$tmp/$label"
-    engine_start "$tmp/$label"
+# run_group <label> <dir> <out> <only regex> <ready pattern> <command...>: fresh engine, the host,
+# the driver for the groups the regex picks (all when empty), both stopped.
+run_group() {
+    local label=$1 dir=$2 out=$3 pick=$4 ready=$5; shift 5
+    local only_arg=()
+    [[ -z $pick ]] || only_arg=(--only "$pick")
+    mkdir -p "$dir"
+    engine_start "$dir"
     # A host with the memory host's heap probe writes its malloc heap in use there (others ignore it).
     RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL="${RIVET_LOG_LEVEL:-warn}" \
-        MEMORY_HOST_HEAP_FILE="$tmp/$label/heap" "$@" >"$tmp/$label/host.log" 2>&1 &
+        MEMORY_HOST_HEAP_FILE="$dir/heap" "$@" >"$dir/host.log" 2>&1 &
     host_pid=$!
-    host_wait_ready "peer: $label" "$tmp/$label/host.log" "$ready" 60 || return 1
+    host_wait_ready "peer: $label" "$dir/host.log" "$ready" 60 || return 1
     echo "peer: $label host ready on $engine_endpoint" >&2
     local perf_pid=""
     if [[ -n ${PEER_ENGINE_PERF:-} ]]; then  # the engine's syscalls and context switches
-        perf stat -x, -o "$tmp/$label/engine-perf.csv" -e "$PEER_ENGINE_PERF" -p "$engine_pid" &
+        perf stat -x, -o "$dir/engine-perf.csv" -e "$PEER_ENGINE_PERF" -p "$engine_pid" &
         perf_pid=$!
     fi
     node "$here/driver.mjs" --endpoint "$engine_endpoint" --engine-pid "$engine_pid" \
-        --host-pid "$host_pid" --heap-file "$tmp/$label/heap" --engine-metrics "$engine_metrics_url" --out "$tmp/$label.json" "${quick[@]}" "${extra[@]}" >"$tmp/$label/driver.log" 2>&1 || {
-        echo "peer: $label driver failed:" >&2; tail -20 "$tmp/$label/driver.log" >&2; return 1; }
+        --host-pid "$host_pid" --heap-file "$dir/heap" --engine-metrics "$engine_metrics_url" \
+        --out "$out" "${quick[@]}" "${only_arg[@]}" "${extra[@]}" >"$dir/driver.log" 2>&1 || {
+        echo "peer: $label driver failed:" >&2; tail -20 "$dir/driver.log" >&2; return 1; }
     if [[ -n $perf_pid ]]; then
         kill -INT "$perf_pid" 2>/dev/null || true
         wait "$perf_pid" 2>/dev/null || true
@@ -96,6 +110,29 @@ run_one() {
     stop_host
 
     engine_stop
+}
+
+# run_one <label> <ready pattern> <command...>: the picked groups on one engine, or with
+# --isolate each on its own (results merged into <label>.json in the groups' order).
+groups=(cold sequential throughput fanout sleep awake)
+run_one() {
+    local label=$1 ready=$2; shift 2
+    if [[ -z $isolate ]]; then
+        run_group "$label" "$tmp/$label" "$tmp/$label.json" "$only" "$ready" "$@"
+        return
+    fi
+    local parts=() g
+    for g in "${groups[@]}"; do
+        [[ -z $only || $g =~ $only ]] || continue
+        run_group "$label $g" "$tmp/$label/$g" "$tmp/$label/$g.json" "^$g\$" "$ready" "$@" || return 1
+        parts+=("$tmp/$label/$g.json")
+    done
+    node -e 'const fs = require("fs");
+        const [out, ...parts] = process.argv.slice(1);
+        const docs = parts.map((p) => JSON.parse(fs.readFileSync(p, "utf8")));
+        fs.writeFileSync(out, JSON.stringify(
+            { quick: docs[0]?.quick ?? false, results: docs.flatMap((d) => d.results) }, null, 1));' \
+        "$tmp/$label.json" "${parts[@]}"
 }
 
 run_ts() { run_one "ts$1" '^ready$' node tests/interop/js/ts_host.mjs; }
