@@ -109,7 +109,8 @@ void cbor_scalar(Bytes& out, bool v) {
 }
 void cbor_scalar(Bytes& out, std::string_view v) {
     write_cbor_head(3, v.size(), out);
-    out.insert(out.end(), v.begin(), v.end());
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(v.data());
+    out.insert(out.end(), bytes, bytes + v.size());
 }
 
 }  // namespace detail

@@ -60,6 +60,13 @@ class Reader {
         if (notes_ != nullptr)
             notes_->*flag = true;
     }
+    // Appends bytes as they are: one copy for text too (a std::string filled from the bytes' own
+    // iterators is a loop per character).
+    static void append(std::string& out, BytesView raw) {
+        out.append(reinterpret_cast<const char*>(raw.data()), raw.size());
+    }
+    static void append(Bytes& out, BytesView raw) { out.insert(out.end(), raw.begin(), raw.end()); }
+
     // A byte or text string, definite or in chunks of its own major type; appended to `out`.
     template <typename Str>
     bool chunks(std::uint8_t major, std::uint8_t info, Str* out) {
@@ -70,7 +77,7 @@ class Reader {
                 !take(static_cast<std::size_t>(len), raw))
                 return false;
             if (out != nullptr)
-                out->insert(out->end(), raw.begin(), raw.end());
+                append(*out, raw);
             return true;
         }
         while (true) {
