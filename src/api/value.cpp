@@ -109,8 +109,7 @@ void cbor_scalar(Bytes& out, bool v) {
 }
 void cbor_scalar(Bytes& out, std::string_view v) {
     write_cbor_head(3, v.size(), out);
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(v.data());
-    out.insert(out.end(), bytes, bytes + v.size());
+    append(out, v);
 }
 
 }  // namespace detail

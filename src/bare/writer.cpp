@@ -3,6 +3,8 @@
 #include <bit>
 #include <utility>
 
+#include "base/bytes.hpp"
+
 namespace rivetkit::bare {
 
 std::vector<std::uint8_t> Writer::take() noexcept {
@@ -41,9 +43,7 @@ void Writer::write_int(std::int64_t v) {
 
 void Writer::write_str(std::string_view v) {
     write_uint(v.size());
-    // As bytes: copying chars into the byte vector element by element was a loop per character.
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(v.data());
-    buf_.insert(buf_.end(), bytes, bytes + v.size());
+    append(buf_, v);
 }
 
 void Writer::write_data(std::span<const std::uint8_t> v) {

@@ -20,8 +20,7 @@ class CborBuilder {
     void map(std::uint64_t pairs) { head(5, pairs); }
     void text(std::string_view s) {
         head(3, s.size());
-        const auto* p = reinterpret_cast<const std::uint8_t*>(s.data());
-        out_.insert(out_.end(), p, p + s.size());
+        append(out_, s);
     }
     // Always the 8-byte form: the official client's decoder yields a bigint only for that width.
     void u64_fixed(std::uint64_t v) {

@@ -193,16 +193,15 @@ asio::awaitable<envoy::HttpResponse> CoreRegistry::fetch(envoy::EnvoyHandle,
     auto instance = std::move(admitted).value();
     HttpInFlight in_flight(instance);
     envoy::HttpResponse response =
-        co_await serve_http(instance, std::move(core_request), std::move(route));
+        co_await serve_http(instance, std::move(core_request), std::move(route), encoding);
     attach_actor_headers(response, instance->actor_id, instance->generation, instance->key);
     co_return response;
 }
 
 asio::awaitable<envoy::HttpResponse> CoreRegistry::serve_http(std::shared_ptr<Instance> instance,
                                                               HttpRequest request,
-                                                              Route route) {
+                                                              Route route, Encoding encoding) {
     auto self = shared_from_this();
-    const Encoding encoding = http_encoding(header(request, "x-rivet-encoding"));
     const ActorConfig& config = instance->factory->config();
     const CoreRegistry::Instance& actor = *instance;
 

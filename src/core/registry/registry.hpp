@@ -126,8 +126,9 @@ class CoreRegistry final : public envoy::EnvoyCallbacks,
     Task<void> retire_failed_start(Instance& instance);
 
     // HTTP (http.cpp)
+    // `encoding`: the request's x-rivet-encoding, as fetch read it.
     Task<envoy::HttpResponse> serve_http(std::shared_ptr<Instance> instance, HttpRequest request,
-                                         Route route);
+                                         Route route, Encoding encoding);
     Task<envoy::HttpResponse> serve_action(std::shared_ptr<Instance> instance,
                                            HttpRequest request, std::string name,
                                            Encoding encoding, Bytes params);
