@@ -360,9 +360,9 @@ class Actor {
         } else {
             entry.invoke_now = [fn = std::move(fn), name](detail::InstancePtr instance,
                                                           std::optional<core::ConnHandle> conn,
-                                                          Json args) {
+                                                          BytesView args) {
                 return call_action<F, Params>(fn, name, std::move(instance), std::move(conn),
-                                              std::move(args));
+                                              args);
             };
         }
         entry.options = options;
@@ -540,10 +540,13 @@ class Actor {
         auto decoded = detail::decode_args<Params>(name, args);
         if (!decoded.ok())
             throw ErrorException(std::move(decoded).error());
-        std::optional<Conn> caller;
-        if (conn)
-            caller.emplace(std::move(*conn));
-        return {std::move(decoded).value(), Action(typed(std::move(instance)), std::move(caller))};
+        return {std::move(decoded).value(), action_context(std::move(instance), std::move(conn))};
+    }
+    static Action action_context(detail::InstancePtr instance,
+                                 std::optional<core::ConnHandle> conn) {
+        if (!conn)
+            return Action(typed(std::move(instance)), std::nullopt);
+        return Action(typed(std::move(instance)), Conn(std::move(*conn)));
     }
 
     template <typename F, typename Params>
@@ -568,18 +571,42 @@ class Actor {
         co_return out;
     }
 
+    // A synchronous action's call on its args' CBOR, answered with the result's CBOR. Scalar
+    // parameters in their plain CBOR form are read without a Json array, a scalar result written
+    // without a Json value; any other args go through from_cbor and decode_args (the same values,
+    // and the error for a mismatch).
     template <typename F, typename Params>
-    static Json call_action(F fn, const std::string& name, detail::InstancePtr instance,
-                            std::optional<core::ConnHandle> conn, Json args) {
-        ActionCall<Params> call = action_call<Params>(name, instance, std::move(conn), args);
+    static Bytes call_action(F fn, const std::string& name, detail::InstancePtr instance,
+                             std::optional<core::ConnHandle> conn, BytesView args) {
+        std::optional<Params> params;
+        if constexpr (detail::PlainParams<Params>::value) {
+            params.emplace();
+            if (!detail::decode_plain_args(args, *params))
+                params.reset();
+        }
+        if (!params) {
+            Result<Json> json = detail::action_args(args);
+            if (!json.ok())
+                throw ErrorException(std::move(json).error());
+            auto decoded = detail::decode_args<Params>(name, *json);
+            if (!decoded.ok())
+                throw ErrorException(std::move(decoded).error());
+            params.emplace(std::move(decoded).value());
+        }
+        Action context = action_context(instance, std::move(conn));
         using R = typename detail::SignatureOf<F>::result;
-        auto run = [&](auto&... a) -> R { return fn(call.context, std::move(a)...); };
-        Json out;
-        if constexpr (std::is_void_v<R>)
-            std::apply(run, call.args);
-        else
-            out = detail::result_to_json(std::apply(run, call.args));
-        if (call.context.touched())
+        auto run = [&](auto&... a) -> R { return fn(context, std::move(a)...); };
+        Bytes out;
+        if constexpr (std::is_void_v<R>) {
+            std::apply(run, *params);
+            out.push_back(0xf6);
+        } else if constexpr (detail::PlainResult<std::remove_cvref_t<R>>::value) {
+            out.reserve(16);
+            detail::write_plain_result(out, std::apply(run, *params));
+        } else {
+            out = to_cbor(detail::result_to_json(std::apply(run, *params)));
+        }
+        if (context.touched())
             instance->touched = true;
         return out;
     }

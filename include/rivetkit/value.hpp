@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -40,6 +41,36 @@ void cbor_scalar(Bytes& out, std::uint64_t v);
 void cbor_scalar(Bytes& out, double v);
 void cbor_scalar(Bytes& out, bool v);
 void cbor_scalar(Bytes& out, std::string_view v);
+
+// An action's arguments in their plain CBOR form, read straight into C++ scalars (the typed
+// runtime's fast path, detail::decode_plain_args): only what from_cbor would return as read and
+// decode_value would accept. Any other form — a tag, undefined, a float that is a JavaScript
+// integer (from_cbor's compat form), an integer beyond 64 bits, an indefinite length — makes a
+// read return false, and the caller leaves the arguments to from_cbor and decode_args, which
+// decode them or report the mismatch.
+class PlainCbor {
+  public:
+    explicit PlainCbor(BytesView in) noexcept : in_(in) {}
+
+    // A definite-length array head.
+    bool array(std::size_t& n) noexcept;
+    // Consumes a null, if that is what comes next.
+    bool null() noexcept;
+    bool read(bool& v) noexcept;
+    bool read(std::int64_t& v) noexcept;
+    bool read(std::uint64_t& v) noexcept;
+    // An integer, or a float that is not a JavaScript integer.
+    bool read(double& v) noexcept;
+    // A definite-length text string, its bytes as they are (as from_cbor reads them).
+    bool read(std::string& v);
+    bool at_end() const noexcept { return pos_ == in_.size(); }
+
+  private:
+    bool head(std::uint8_t& major, std::uint64_t& argument) noexcept;
+
+    BytesView in_;
+    std::size_t pos_ = 0;
+};
 
 template <typename T>
 inline constexpr bool kCborScalar =

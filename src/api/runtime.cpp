@@ -30,6 +30,7 @@
 #include "base/log.hpp"
 #include "core/actor/factory.hpp"
 #include "core/actor/queue.hpp"
+#include "rivetkit/detail/callable.hpp"
 #include "rivetkit/detail/definition.hpp"
 #include "runtime/defer.hpp"
 
@@ -75,16 +76,6 @@ void sync_state(const Definition& def, const InstancePtr& instance) {
     instance->notified_version = instance->state_version();
 }
 
-// An action's CBOR args array as JSON (absent args: none).
-Result<Json> action_args(const Bytes& args_cbor) {
-    auto args = from_cbor(args_cbor);
-    if (!args.ok())
-        return errors::actor_invalid_request("args: " + args.error().message());
-    if (args->is_null())
-        return Json::array();
-    return std::move(args).value();
-}
-
 boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, InstancePtr instance,
                                                     std::optional<core::ConnHandle> conn,
                                                     Bytes args_cbor) {
@@ -106,12 +97,8 @@ boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, In
 // A synchronous action's call (ActionEntry::invoke_now).
 Result<Bytes> call_action_now(const ActionEntry& entry, InstancePtr instance,
                               std::optional<core::ConnHandle> conn, const Bytes& args_cbor) {
-    Result<Json> args = action_args(args_cbor);
-    if (!args.ok())
-        return std::move(args).error();
     try {
-        return to_cbor(
-            entry.invoke_now(std::move(instance), std::move(conn), std::move(args).value()));
+        return entry.invoke_now(std::move(instance), std::move(conn), args_cbor);
     } catch (...) {
         return error_from_exception(std::current_exception());
     }

@@ -1,8 +1,11 @@
 #include "rivetkit/value.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 #include "base/cbor.hpp"
+#include "base/error.hpp"
+#include "rivetkit/detail/callable.hpp"
 #include "core/registry/encoding.hpp"
 
 namespace rivetkit {
@@ -110,6 +113,123 @@ void cbor_scalar(Bytes& out, bool v) {
 void cbor_scalar(Bytes& out, std::string_view v) {
     write_cbor_head(3, v.size(), out);
     append(out, v);
+}
+
+Result<Json> action_args(BytesView cbor) {
+    auto args = from_cbor(cbor);
+    if (!args.ok())
+        return errors::actor_invalid_request("args: " + args.error().message());
+    if (args->is_null())
+        return Json::array();
+    return std::move(args).value();
+}
+
+bool PlainCbor::head(std::uint8_t& major, std::uint64_t& argument) noexcept {
+    if (pos_ >= in_.size())
+        return false;
+    const std::uint8_t first = in_[pos_++];
+    major = static_cast<std::uint8_t>(first >> 5);
+    const std::uint8_t info = first & 31;
+    if (info < 24) {
+        argument = info;
+        return true;
+    }
+    // Simple values and floats (major 7) keep their info in `argument`, their payload unread.
+    if (major == 7) {
+        argument = info;
+        return true;
+    }
+    const std::size_t n = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
+    if (n == 0 || in_.size() - pos_ < n)
+        return false;
+    argument = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        argument = (argument << 8) | in_[pos_ + i];
+    pos_ += n;
+    return true;
+}
+
+bool PlainCbor::array(std::size_t& n) noexcept {
+    std::uint8_t major = 0;
+    std::uint64_t count = 0;
+    if (!head(major, count) || major != 4 || count > in_.size() - pos_)
+        return false;
+    n = static_cast<std::size_t>(count);
+    return true;
+}
+
+bool PlainCbor::null() noexcept {
+    if (pos_ >= in_.size() || in_[pos_] != 0xf6)
+        return false;
+    ++pos_;
+    return true;
+}
+
+bool PlainCbor::read(bool& v) noexcept {
+    if (pos_ >= in_.size() || (in_[pos_] != 0xf4 && in_[pos_] != 0xf5))
+        return false;
+    v = in_[pos_++] == 0xf5;
+    return true;
+}
+
+bool PlainCbor::read(std::int64_t& v) noexcept {
+    std::uint8_t major = 0;
+    std::uint64_t n = 0;
+    if (!head(major, n) || major > 1 || n > static_cast<std::uint64_t>(INT64_MAX))
+        return false;
+    v = major == 0 ? static_cast<std::int64_t>(n) : -1 - static_cast<std::int64_t>(n);
+    return true;
+}
+
+bool PlainCbor::read(std::uint64_t& v) noexcept {
+    std::uint8_t major = 0;
+    return head(major, v) && major == 0;
+}
+
+bool PlainCbor::read(double& v) noexcept {
+    std::uint8_t major = 0;
+    std::uint64_t n = 0;
+    if (!head(major, n))
+        return false;
+    if (major == 0) {
+        v = static_cast<double>(n);
+        return true;
+    }
+    if (major == 1) {
+        if (n > static_cast<std::uint64_t>(INT64_MAX))
+            return false;
+        v = static_cast<double>(-1 - static_cast<std::int64_t>(n));
+        return true;
+    }
+    // Single and double precision only; a half float goes the long way.
+    if (major != 7 || (n != 26 && n != 27))
+        return false;
+    const std::size_t size = n == 26 ? 4 : 8;
+    if (in_.size() - pos_ < size)
+        return false;
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < size; ++i)
+        bits = (bits << 8) | in_[pos_ + i];
+    pos_ += size;
+    if (size == 4) {
+        float f = 0;
+        const auto b32 = static_cast<std::uint32_t>(bits);
+        std::memcpy(&f, &b32, sizeof f);
+        v = static_cast<double>(f);
+    } else {
+        std::memcpy(&v, &bits, sizeof v);
+    }
+    return !core::registry::js_integer(v).has_value();
+}
+
+bool PlainCbor::read(std::string& v) {
+    std::uint8_t major = 0;
+    std::uint64_t n = 0;
+    if (!head(major, n) || major != 3 || n > in_.size() - pos_)
+        return false;
+    v.assign(reinterpret_cast<const char*>(in_.data() + pos_), static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    return true;
 }
 
 }  // namespace detail

@@ -186,6 +186,96 @@ Result<Tuple> decode_args(std::string_view action, const Json& args) {
     (std::make_index_sequence<max>{});
 }
 
+// MARK: plain arguments
+
+// The parameter types the fast path reads straight from CBOR: booleans, integers wider than a
+// byte, double, std::string, and std::optional of those.
+template <typename T>
+struct PlainArg
+    : std::bool_constant<std::is_same_v<T, bool> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, std::string> || std::is_same_v<T, short> ||
+                         std::is_same_v<T, unsigned short> || std::is_same_v<T, int> ||
+                         std::is_same_v<T, unsigned> || std::is_same_v<T, long> ||
+                         std::is_same_v<T, unsigned long> || std::is_same_v<T, long long> ||
+                         std::is_same_v<T, unsigned long long>> {};
+template <typename T>
+struct PlainArg<std::optional<T>> : PlainArg<T> {};
+
+template <typename Tuple>
+struct PlainParams;
+template <typename... A>
+struct PlainParams<std::tuple<A...>> : std::bool_constant<(PlainArg<A>::value && ...)> {};
+
+template <typename T>
+bool read_plain(PlainCbor& in, T& out) {
+    if constexpr (IsOptional<T>::value) {
+        if (in.null()) {
+            out.reset();
+            return true;
+        }
+        typename T::value_type value{};
+        if (!read_plain(in, value))
+            return false;
+        out = std::move(value);
+        return true;
+    } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, std::string>) {
+        return in.read(out);
+    } else if constexpr (std::is_signed_v<T>) {
+        std::int64_t n = 0;
+        if (!in.read(n) || n < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+            n > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
+            return false;
+        out = static_cast<T>(n);
+        return true;
+    } else {
+        std::uint64_t n = 0;
+        if (!in.read(n) || n > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+            return false;
+        out = static_cast<T>(n);
+        return true;
+    }
+}
+
+template <typename T>
+bool starts_with_dollar(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>)
+        return !v.empty() && v.front() == '$';
+    else if constexpr (std::is_same_v<T, std::optional<std::string>>)
+        return v && !v->empty() && v->front() == '$';
+    else
+        return false;
+}
+
+// Reads `cbor`, an action's args array, into `out` when it is the plain form of the parameters
+// (PlainCbor) and their number is right. False otherwise, with `out` partly written: the caller
+// then decodes through from_cbor and decode_args, which give the same values for every input
+// this accepts and report whatever it does not.
+template <typename Tuple>
+bool decode_plain_args(BytesView cbor, Tuple& out) {
+    PlainCbor in(cbor);
+    std::size_t n = 0;  // absent args: none
+    if (!cbor.empty() && !in.array(n))
+        return false;
+    if (n < Arity<Tuple>::min || n > Arity<Tuple>::max)
+        return false;
+    const bool read = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return ((I >= n || read_plain(in, std::get<I>(out))) && ...);
+    }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    if (!read || !in.at_end())
+        return false;
+    // A two-item array led by a "$"-string is a compat-form value to from_cbor.
+    if constexpr (std::tuple_size_v<Tuple> >= 2) {
+        if (n == 2 && starts_with_dollar(std::get<0>(out)))
+            return false;
+    }
+    return true;
+}
+
+// An action's CBOR args array as JSON, for decode_args (absent args: none);
+// actor/invalid_request when it is not CBOR.
+Result<Json> action_args(BytesView cbor);
+
 // MARK: results
 
 // A handler's result as a JSON value; an Error result is thrown as ErrorException.
@@ -203,6 +293,29 @@ Json result_to_json(R&& r) {
         throw ErrorException(std::forward<R>(r));
     } else {
         return Json(std::forward<R>(r));
+    }
+}
+
+// The results written straight to CBOR (the bytes to_cbor writes for their JSON value): none,
+// scalars as cbor_args takes them, and a Result of those.
+template <typename R>
+struct PlainResult : std::bool_constant<std::is_void_v<R> || kCborScalar<R>> {};
+template <typename T>
+struct PlainResult<Result<T>> : PlainResult<T> {};
+
+// Appends a PlainResult's CBOR; an Error result is thrown as ErrorException.
+template <typename R>
+void write_plain_result(Bytes& out, R&& r) {
+    using T = std::remove_cvref_t<R>;
+    if constexpr (IsResult<T>::value) {
+        if (!r.ok())
+            throw ErrorException(r.error());
+        if constexpr (std::is_void_v<typename IsResult<T>::inner>)
+            out.push_back(0xf6);
+        else
+            cbor_arg(out, r.value());
+    } else {
+        cbor_arg(out, r);
     }
 }
 

@@ -106,6 +106,9 @@ async function unknownAction({ client, key }) {
 
 async function events({ client, key }) {
     const h = client.counter.getOrCreate([key]);
+    // Made before the three connections look it up (two getOrCreate calls for a new key that
+    // arrive together can make two actors on engine 2.3.19; see examples.mjs, chatRoom).
+    await h.resolve();
     const names = ["A", "B", "C"];
     const conns = {};
     const logs = {};

@@ -127,6 +127,10 @@ async function counterError({ client, key }) {
 // both, in order; the history keeps that order and the replies are the stored messages.
 async function chatRoom({ client, key }) {
     const h = client.chatRoom.getOrCreate([key]);
+    // The actor exists before the two connections look it up: engine 2.3.19 can create two
+    // actors for one key when two getOrCreate calls for a new key arrive together (seen here:
+    // "actor started" twice for the room's key, each connection on its own room).
+    await h.resolve();
     const a = h.connect();
     const b = h.connect();
     try {
