@@ -13,6 +13,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -128,15 +129,23 @@ class InstanceCore {
     // While the start hooks run (on_migrate to on_wake): core serves no save tick until they
     // are done, so save_state() writes directly.
     bool starting = false;
-    // Re-encodes the state if touched; a changed encoding marks it dirty and, with
-    // `request_save`, asks core for a save. Returns the current encoding.
+    // After a handler: a touched state is compared with the last one seen, and a change marks it
+    // dirty, counts in state_version() and, with `request_save`, asks core for a save. A
+    // trivially copyable state is compared by its bytes and encoded only when sync_state asks
+    // (a save, an inspector read); any other is encoded and compared by its encoding.
+    void settle(bool request_save);
+    // settle(request_save), then the current encoding.
     const Bytes& sync_state(bool request_save);
     // Counts the state changes sync_state() found (on_state_change is run when it moves).
     std::uint64_t state_version() const noexcept { return version_; }
     // The state_version() on_state_change last ran for (the runtime's bookkeeping).
     std::uint64_t notified_version = 0;
     // Installs the state's encoding as saved (a snapshot loaded, or the initial state).
-    void set_saved_state(Bytes cbor) { encoded_ = std::move(cbor); }
+    void set_saved_state(Bytes cbor) {
+        encoded_ = std::move(cbor);
+        stale_ = false;
+        (void)state_changed();  // the state seen is this one
+    }
     // Whether the state changed since the last take_dirty().
     bool take_dirty() noexcept { return std::exchange(dirty_, false); }
     // Takes over a state that was replaced from outside (the inspector's PatchState) since the
@@ -146,6 +155,9 @@ class InstanceCore {
 
     virtual Bytes encode_state() const = 0;
     virtual void load_state(const Json& value) = 0;
+    // Whether the state differs from the one seen at the last call, which it then becomes;
+    // nullopt for a type that is compared by its encoding instead.
+    virtual std::optional<bool> state_changed() { return std::nullopt; }
 
     // Helpers behind the typed contexts.
     const std::string& actor_id() const;
@@ -171,6 +183,8 @@ class InstanceCore {
     std::unique_ptr<core::ActorContext> ctx_;
     Bytes encoded_;
     bool dirty_ = false;
+    // Changed since encoded_ was made (settle found it by state_changed, without encoding).
+    bool stale_ = false;
     std::uint64_t version_ = 0;
     std::uint64_t seen_patches_ = 0;
 };
@@ -187,6 +201,23 @@ class Instance final : public InstanceCore {
         return to_cbor(value);
     }
     void load_state(const Json& value) override { state = value.get<State>(); }
+    std::optional<bool> state_changed() override {
+        if constexpr (std::is_trivially_copyable_v<State> && !std::is_empty_v<State>) {
+            // Equal bytes are an equal value; unequal ones (padding, -0.0) at worst a save of
+            // an equal encoding.
+            if (std::memcmp(&seen_, &state, sizeof(State)) == 0)
+                return false;
+            std::memcpy(&seen_, &state, sizeof(State));
+            return true;
+        } else {
+            return std::nullopt;
+        }
+    }
+
+  private:
+    struct Nothing {};
+    [[no_unique_address]] std::conditional_t<std::is_trivially_copyable_v<State>, State, Nothing>
+        seen_{};
 };
 
 }  // namespace detail

@@ -67,7 +67,7 @@ bool InstanceCore::adopt_patched_state() {
         return false;
     }
     touched = false;
-    encoded_ = encode_state();
+    set_saved_state(encode_state());
     ++version_;
     if (encoded_ != patched) {
         // The state type normalised the patch (defaults filled in, unknown fields dropped).
@@ -77,17 +77,29 @@ bool InstanceCore::adopt_patched_state() {
     return true;
 }
 
-const Bytes& InstanceCore::sync_state(bool request_save) {
+void InstanceCore::settle(bool request_save) {
     if (!std::exchange(touched, false))
-        return encoded_;
-    Bytes current = encode_state();
-    if (current != encoded_) {
+        return;
+    if (const std::optional<bool> changed = state_changed()) {
+        if (!*changed)
+            return;
+        stale_ = true;
+    } else {
+        Bytes current = encode_state();
+        if (current == encoded_)
+            return;
         encoded_ = std::move(current);
-        dirty_ = true;
-        ++version_;
-        if (request_save)
-            ctx_->request_save({});
     }
+    dirty_ = true;
+    ++version_;
+    if (request_save)
+        ctx_->request_save({});
+}
+
+const Bytes& InstanceCore::sync_state(bool request_save) {
+    settle(request_save);
+    if (std::exchange(stale_, false))
+        encoded_ = encode_state();
     return encoded_;
 }
 

@@ -295,6 +295,53 @@ TEST(TypedActor, actions_that_change_nothing_request_no_save) {
     }());
 }
 
+// A trivially copyable state is compared by its bytes after each handler and encoded only for
+// the save: the same contract as the encoding comparison (nothing changed, no save requested;
+// a change saved and notified once), including right after a wake, where the state last seen is
+// the loaded snapshot, not the type's default.
+struct Tally {
+    std::int64_t count = 0;
+    bool flag = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Tally, count, flag)
+static_assert(std::is_trivially_copyable_v<Tally>);
+
+TEST(TypedActor, a_trivially_copyable_state_is_compared_by_value_and_encoded_for_the_save) {
+    using TallyAction = ActionContext<Tally>;
+    auto changes = std::make_shared<std::vector<std::int64_t>>();
+    auto actor = Actor<Tally>()
+                     .action("set", [](TallyAction& c, std::int64_t v) { c.state().count = v; })
+                     .action("touchOnly", [](TallyAction& c) { return c.state().count; })
+                     .on_state_change([changes](ActorContext<Tally>&, const Tally& state) {
+                         changes->push_back(state.count);
+                     });
+    ActorHarness h(actor.factory());
+    h.runtime().block_on([&]() -> Task<void> {
+        CO_ASSERT((co_await h.start()).ok());
+        co_await h.clock().sleep_for(1100ms);
+        CO_ASSERT(!h.ctx().save_requested());
+        CO_ASSERT((co_await h.call("touchOnly")).ok());
+        CO_ASSERT((co_await h.call("set", 0)).ok());
+        EXPECT_FALSE(h.ctx().save_requested()) << "nothing changed";
+
+        CO_ASSERT((co_await h.call("set", 7)).ok());
+        EXPECT_TRUE(h.ctx().save_requested());
+        co_await h.clock().sleep_for(1100ms);
+        EXPECT_EQ(h.stored_state(), (Json{{"count", 7}, {"flag", false}}));
+        CO_ASSERT((co_await h.call("set", 7)).ok());
+        EXPECT_FALSE(h.ctx().save_requested()) << "the same value again";
+        CO_ASSERT((co_await h.stop(core::ShutdownKind::Sleep)).ok());
+
+        // Woken with count 7: setting the type's default value is a change.
+        CO_ASSERT((co_await h.start()).ok());
+        CO_ASSERT((co_await h.call("set", 0)).ok());
+        EXPECT_TRUE(h.ctx().save_requested());
+        CO_ASSERT((co_await h.stop(core::ShutdownKind::Sleep)).ok());
+        EXPECT_EQ(h.stored_state(), (Json{{"count", 0}, {"flag", false}}));
+        EXPECT_EQ(*changes, (std::vector<std::int64_t>{7, 0}));
+    }());
+}
+
 TEST(TypedActor, reply_after_durable_replies_only_after_the_kv_write) {
     ActorHarness h(probe_actor().factory());
     h.runtime().block_on([&]() -> Task<void> {
