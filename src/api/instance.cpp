@@ -189,7 +189,7 @@ const rt::CancellationToken& InstanceCore::abort_signal() const {
 
 boost::asio::awaitable<bool> InstanceCore::sleep_for(std::chrono::milliseconds delay) {
     // Changes made so far are saved like a handler's (debounced).
-    sync_state(true);
+    settle(true);
     core::ActorContext ctx = *ctx_;
     const rt::CancellationToken& abort = ctx.actor_abort_signal();
     if (abort.is_cancelled())

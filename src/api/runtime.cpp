@@ -59,7 +59,7 @@ boost::asio::awaitable<Status> guarded(MakeHook make) {
 // Syncs the state after a handler; a change requests a save and runs on_state_change once
 // (whose own changes are saved, not notified again).
 void sync_state(const Definition& def, const InstancePtr& instance) {
-    instance->sync_state(true);
+    instance->settle(true);
     if (instance->state_version() == instance->notified_version)
         return;
     instance->notified_version = instance->state_version();
@@ -72,7 +72,7 @@ void sync_state(const Definition& def, const InstancePtr& instance) {
         log::warn("actor on_state_change failed",
                   {{"actor_id", instance->actor_id()}, {"error", error.to_string()}});
     }
-    instance->sync_state(true);
+    instance->settle(true);
     instance->notified_version = instance->state_version();
 }
 
@@ -562,7 +562,7 @@ boost::asio::awaitable<Status> prepare(const Definition& def, const InstancePtr&
             (void)instance->take_dirty();
             instance->ctx().set_state_initial(std::move(current));
         } else {
-            instance->sync_state(true);
+            instance->settle(true);
         }
         // Start-hook changes are not state-change notifications.
         instance->notified_version = instance->state_version();
