@@ -9,6 +9,7 @@
 #                                    fuzz/deep-runs.tsv (executions, corpus size, decoder hash)
 #   scripts/fuzz-deep.sh --stale     lists the targets whose decoder sources differ from their
 #                                    last recorded deep run
+#   RIVETKIT_FUZZ_TARGETS="a b"      deep-runs only those targets (names as in `targets` below)
 #
 # Any crash, leak, timeout or sanitizer report fails the run (the input is in
 # build/fuzz/artifacts) and nothing is recorded for that target.
@@ -18,7 +19,7 @@ source "$here/env.sh"
 cd "$RIVETKIT_ROOT"
 dir=build/fuzz
 record=fuzz/deep-runs.tsv
-targets=(envoy client persist client_encoding inspector storage)
+targets=(envoy client persist client_encoding inspector storage plain_args)
 
 # What each target decodes with: its harness, the BARE runtime and generator, its schema and the
 # hand-written decoders it links.
@@ -37,6 +38,10 @@ decoder_paths() {
         fuzz_storage)
             echo "$common schemas/actor-persist src/core/actor/storage_rows.cpp" \
                 "src/core/actor/storage_rows.hpp" ;;
+        fuzz_plain_args)
+            echo "fuzz/$1.cpp src/api/value.cpp include/rivetkit/value.hpp" \
+                "include/rivetkit/detail/callable.hpp src/base/cbor.cpp" \
+                "src/core/registry/encoding.cpp" ;;
     esac
 }
 decoder_hash() {  # content hash of the target's decoder sources as they are in the work tree
@@ -58,6 +63,7 @@ if [[ ${1:-} == --stale ]]; then
     exit 0
 fi
 
+[[ -n ${RIVETKIT_FUZZ_TARGETS:-} ]] && read -ra targets <<<"$RIVETKIT_FUZZ_TARGETS"
 minutes=${1:-10}
 [[ $minutes =~ ^[0-9]+$ ]] && ((minutes > 0)) || { echo "usage: $0 [minutes] | --stale" >&2; exit 2; }
 "$here/fuzz.sh" build

@@ -17,7 +17,7 @@ cd "$RIVETKIT_ROOT"
 
 dir=build/fuzz
 seconds="${RIVETKIT_FUZZ_SECONDS:-20}"
-targets=(envoy client persist client_encoding inspector storage)
+targets=(envoy client persist client_encoding inspector storage plain_args)
 
 if [[ $what == all || $what == build ]]; then
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
@@ -68,6 +68,22 @@ const files = { envoy: "envoy_v8.json", client: "client.json", persist: "persist
         runtime: [int(1800000000000), text("token"), int(2)],
     };
     for (const [name, parts] of Object.entries(seeds)) fs.writeFileSync(path.join(dir, name), Buffer.concat(parts));
+}
+// plain_args: first byte picks the parameter types (see fuzz_plain_args.cpp), then the args array
+// as the official client writes it.
+{
+    const dir = path.join(out, "plain_args");
+    fs.mkdirSync(dir, { recursive: true });
+    const seeds = {
+        "int": [0, [0x81, 0x05]],
+        "int-optional-text": [1, [0x82, 0x18, 0x2a, 0x62, 0x68, 0x69]],
+        "text-bool-double": [2, [0x83, 0x61, 0x61, 0xf5, 0xfb, 0x40, 0x04, 0, 0, 0, 0, 0, 0]],
+        "u16-null-float": [3, [0x83, 0x19, 0x01, 0x00, 0xf6, 0xfa, 0x3e, 0x80, 0, 0]],
+        "dollar-pair": [4, [0x82, 0x62, 0x24, 0x78, 0x61, 0x79]],
+        "integral-float": [5, [0x82, 0xfb, 0x40, 0x14, 0, 0, 0, 0, 0, 0, 0x1b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]],
+    };
+    for (const [name, [selector, bytes]] of Object.entries(seeds))
+        fs.writeFileSync(path.join(dir, name), Buffer.from([selector, ...bytes]));
 }
 // inspector.json frames already carry their version prefix.
 {

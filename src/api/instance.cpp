@@ -1,6 +1,5 @@
 // The untyped half of a running typed actor (InstanceCore), Conn, and the argument errors.
 
-#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -197,33 +196,6 @@ boost::asio::awaitable<bool> InstanceCore::sleep_for(std::chrono::milliseconds d
     const auto deadline = ctx.clock().now() + delay;
     const std::size_t arm = co_await rt::select(abort, rt::deadline(ctx.clock(), deadline));
     co_return arm == 1;
-}
-
-std::string describe_json_error(const char* what) {
-    std::string_view text(what);
-    if (!text.empty() && text.front() == '[') {
-        if (auto close = text.find("] "); close != std::string_view::npos)
-            text.remove_prefix(close + 2);
-    }
-    return std::string(text);
-}
-
-Error invalid_args(std::string_view action, std::string_view detail) {
-    return errors::actor_validation_error(fmt::format("action `{}` arguments", action), detail);
-}
-
-Error invalid_argument(std::string_view action, std::size_t index, std::string_view detail) {
-    return errors::actor_validation_error(fmt::format("action `{}` arguments", action),
-                                          fmt::format("argument {}: {}", index, detail), index);
-}
-
-Error invalid_arity(std::string_view action, std::size_t expected_min, std::size_t expected_max,
-                    std::size_t got) {
-    if (expected_min == expected_max)
-        return invalid_args(action, fmt::format("expected {} argument{}, got {}", expected_max,
-                                                expected_max == 1 ? "" : "s", got));
-    return invalid_args(action, fmt::format("expected {} to {} arguments, got {}", expected_min,
-                                            expected_max, got));
 }
 
 }  // namespace detail

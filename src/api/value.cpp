@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fmt/format.h>
+#include <string>
 
 #include "base/cbor.hpp"
 #include "base/error.hpp"
@@ -113,6 +115,33 @@ void cbor_scalar(Bytes& out, bool v) {
 void cbor_scalar(Bytes& out, std::string_view v) {
     write_cbor_head(3, v.size(), out);
     append(out, v);
+}
+
+std::string describe_json_error(const char* what) {
+    std::string_view text(what);
+    if (!text.empty() && text.front() == '[') {
+        if (auto close = text.find("] "); close != std::string_view::npos)
+            text.remove_prefix(close + 2);
+    }
+    return std::string(text);
+}
+
+Error invalid_args(std::string_view action, std::string_view detail) {
+    return errors::actor_validation_error(fmt::format("action `{}` arguments", action), detail);
+}
+
+Error invalid_argument(std::string_view action, std::size_t index, std::string_view detail) {
+    return errors::actor_validation_error(fmt::format("action `{}` arguments", action),
+                                          fmt::format("argument {}: {}", index, detail), index);
+}
+
+Error invalid_arity(std::string_view action, std::size_t expected_min, std::size_t expected_max,
+                    std::size_t got) {
+    if (expected_min == expected_max)
+        return invalid_args(action, fmt::format("expected {} argument{}, got {}", expected_max,
+                                                expected_max == 1 ? "" : "s", got));
+    return invalid_args(action, fmt::format("expected {} to {} arguments, got {}", expected_min,
+                                            expected_max, got));
 }
 
 Result<Json> action_args(BytesView cbor) {
