@@ -17,11 +17,16 @@
 //   registry.register_actor("counter", counter.factory());
 //
 // State is any type with nlohmann to_json/from_json; it is stored as the CBOR of its JSON form
-// (a map for a struct, as upstream stores `c.state`). Action parameters after the context are
-// decoded from the client's args array with nlohmann `get<T>()` (trailing std::optional
-// parameters may be omitted; integers must be integers in range); a mismatch answers
-// actor/validation_error naming the zero-based argument position. Results are encoded with
-// nlohmann; a handler may return void, a value, Result<T>, or boost::asio::awaitable of those.
+// (a map for a struct, as upstream stores `c.state`). A handler that takes the state mutably has
+// changed it when its encoding changed; a trivially copyable state is compared by its bytes
+// instead and encoded only for saves (so a pointer or view in it is compared, not what it points
+// to). Action parameters after the context are decoded from the client's args array with
+// nlohmann `get<T>()` (trailing std::optional parameters may be omitted; integers must be
+// integers in range); a mismatch answers actor/validation_error naming the zero-based argument
+// position. Results are encoded with nlohmann; a handler may return void, a value, Result<T>, or
+// boost::asio::awaitable of those. A synchronous action whose parameters are booleans, integers,
+// double or std::string (or std::optional of those) reads them straight from the CBOR, and a
+// scalar result is written straight to it: the same values and errors, without JSON in between.
 // Handlers must spell out their parameter types (no generic lambdas).
 //
 // Concurrency: one actor runs on one thread. A synchronous action runs to completion before the
