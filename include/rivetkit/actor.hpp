@@ -358,7 +358,7 @@ class Actor {
         if constexpr (detail::Awaited<typename Sig::result>::is_async) {
             entry.invoke = [fn = std::move(fn), name](detail::InstancePtr instance,
                                                       std::optional<core::ConnHandle> conn,
-                                                      Json args) {
+                                                      Bytes args) {
                 return invoke_action<F, Params>(fn, name, std::move(instance), std::move(conn),
                                                 std::move(args));
             };
@@ -532,21 +532,6 @@ class Actor {
         };
     }
 
-    // An action's context for one call: its arguments decoded (a mismatch throws the
-    // invalid-request error) and the caller's connection, if any.
-    template <typename Params>
-    struct ActionCall {
-        Params args;
-        Action context;
-    };
-    template <typename Params>
-    static ActionCall<Params> action_call(const std::string& name, detail::InstancePtr instance,
-                                          std::optional<core::ConnHandle> conn, const Json& args) {
-        auto decoded = detail::decode_args<Params>(name, args);
-        if (!decoded.ok())
-            throw ErrorException(std::move(decoded).error());
-        return {std::move(decoded).value(), action_context(std::move(instance), std::move(conn))};
-    }
     static Action action_context(detail::InstancePtr instance,
                                  std::optional<core::ConnHandle> conn) {
         if (!conn)
@@ -554,62 +539,76 @@ class Actor {
         return Action(typed(std::move(instance)), Conn(std::move(*conn)));
     }
 
+    // An action's parameters from its args' CBOR: scalar parameters in their plain CBOR form are
+    // read without a Json array; any other args go through from_cbor and decode_args (the same
+    // values, and the actor/validation_error thrown for a mismatch).
+    template <typename Params>
+    static Params action_params(const std::string& name, BytesView args) {
+        if constexpr (detail::PlainParams<Params>::value) {
+            Params params{};
+            if (detail::decode_plain_args(args, params))
+                return params;
+        }
+        Result<Json> json = detail::action_args(args);
+        if (!json.ok())
+            throw ErrorException(std::move(json).error());
+        auto decoded = detail::decode_args<Params>(name, *json);
+        if (!decoded.ok())
+            throw ErrorException(std::move(decoded).error());
+        return std::move(decoded).value();
+    }
+
+    // A handler's result as CBOR: a scalar written straight, anything else through Json.
+    template <typename R>
+    static Bytes action_result(R&& r) {
+        Bytes out;
+        if constexpr (detail::PlainResult<std::remove_cvref_t<R>>::value) {
+            out.reserve(16);
+            detail::write_plain_result(out, std::forward<R>(r));
+        } else {
+            out = to_cbor(detail::result_to_json(std::forward<R>(r)));
+        }
+        return out;
+    }
+
     template <typename F, typename Params>
-    static boost::asio::awaitable<Json> invoke_action(F fn, std::string name,
-                                                      detail::InstancePtr instance,
-                                                      std::optional<core::ConnHandle> conn,
-                                                      Json args) {
-        ActionCall<Params> call = action_call<Params>(name, instance, std::move(conn), args);
+    static boost::asio::awaitable<Bytes> invoke_action(F fn, std::string name,
+                                                       detail::InstancePtr instance,
+                                                       std::optional<core::ConnHandle> conn,
+                                                       Bytes args) {
+        Params params = action_params<Params>(name, args);
+        Action context = action_context(instance, std::move(conn));
         using R = typename detail::SignatureOf<F>::result;
         using Value = typename detail::Awaited<R>::type;
-        auto start = [&](auto&... a) -> R { return fn(call.context, std::move(a)...); };
-        R pending = std::apply(start, call.args);
-        Json out;
+        auto start = [&](auto&... a) -> R { return fn(context, std::move(a)...); };
+        R pending = std::apply(start, params);
+        Bytes out;
         if constexpr (std::is_void_v<Value>) {
             co_await std::move(pending);
+            out.push_back(0xf6);
         } else {
             Value value = co_await std::move(pending);
-            out = detail::result_to_json(std::move(value));
+            out = action_result(std::move(value));
         }
-        if (call.context.touched())
+        if (context.touched())
             instance->touched = true;
         co_return out;
     }
 
-    // A synchronous action's call on its args' CBOR, answered with the result's CBOR. Scalar
-    // parameters in their plain CBOR form are read without a Json array, a scalar result written
-    // without a Json value; any other args go through from_cbor and decode_args (the same values,
-    // and the error for a mismatch).
+    // A synchronous action's call on its args' CBOR, answered with the result's CBOR.
     template <typename F, typename Params>
     static Bytes call_action(F fn, const std::string& name, detail::InstancePtr instance,
                              std::optional<core::ConnHandle> conn, BytesView args) {
-        std::optional<Params> params;
-        if constexpr (detail::PlainParams<Params>::value) {
-            params.emplace();
-            if (!detail::decode_plain_args(args, *params))
-                params.reset();
-        }
-        if (!params) {
-            Result<Json> json = detail::action_args(args);
-            if (!json.ok())
-                throw ErrorException(std::move(json).error());
-            auto decoded = detail::decode_args<Params>(name, *json);
-            if (!decoded.ok())
-                throw ErrorException(std::move(decoded).error());
-            params.emplace(std::move(decoded).value());
-        }
+        Params params = action_params<Params>(name, args);
         Action context = action_context(instance, std::move(conn));
         using R = typename detail::SignatureOf<F>::result;
         auto run = [&](auto&... a) -> R { return fn(context, std::move(a)...); };
         Bytes out;
         if constexpr (std::is_void_v<R>) {
-            std::apply(run, *params);
+            std::apply(run, params);
             out.push_back(0xf6);
-        } else if constexpr (detail::PlainResult<std::remove_cvref_t<R>>::value) {
-            out.reserve(16);
-            detail::write_plain_result(out, std::apply(run, *params));
         } else {
-            out = to_cbor(detail::result_to_json(std::apply(run, *params)));
+            out = action_result(std::apply(run, params));
         }
         if (context.touched())
             instance->touched = true;

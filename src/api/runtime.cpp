@@ -79,15 +79,12 @@ void sync_state(const Definition& def, const InstancePtr& instance) {
 boost::asio::awaitable<Result<Bytes>> invoke_action(const ActionEntry& entry, InstancePtr instance,
                                                     std::optional<core::ConnHandle> conn,
                                                     Bytes args_cbor) {
-    Result<Json> args = action_args(args_cbor);
-    if (!args.ok())
-        co_return std::move(args).error();
     std::exception_ptr failure;
     try {
-        boost::asio::awaitable<Json> pending =
-            entry.invoke(std::move(instance), std::move(conn), std::move(args).value());
-        Json out = co_await std::move(pending);
-        co_return to_cbor(out);
+        boost::asio::awaitable<Bytes> pending =
+            entry.invoke(std::move(instance), std::move(conn), std::move(args_cbor));
+        Bytes out = co_await std::move(pending);
+        co_return out;
     } catch (...) {
         failure = std::current_exception();
     }

@@ -26,12 +26,12 @@ namespace rivetkit::detail {
 using InstancePtr = std::shared_ptr<InstanceCore>;
 
 // One of the two is set: `invoke` for a handler that returns an awaitable, `invoke_now` for one
-// that returns its value. The runtime calls the latter inline, with no coroutine of its own, on
-// the args' CBOR as it came, and gets the result's CBOR: scalar parameters and results skip the
-// JSON values in between (detail::decode_plain_args, write_plain_result).
+// that returns its value. The runtime calls the latter inline, with no coroutine of its own. Both
+// take the args' CBOR as it came and answer with the result's CBOR: scalar parameters and results
+// skip the JSON values in between (detail::decode_plain_args, write_plain_result).
 struct ActionEntry {
-    std::function<boost::asio::awaitable<Json>(InstancePtr, std::optional<core::ConnHandle>,
-                                               Json args)>
+    std::function<boost::asio::awaitable<Bytes>(InstancePtr, std::optional<core::ConnHandle>,
+                                                Bytes args)>
         invoke;
     std::function<Bytes(InstancePtr, std::optional<core::ConnHandle>, BytesView args)> invoke_now;
     ActionOptions options;
