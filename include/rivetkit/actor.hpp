@@ -24,9 +24,9 @@
 // nlohmann `get<T>()` (trailing std::optional parameters may be omitted; integers must be
 // integers in range); a mismatch answers actor/validation_error naming the zero-based argument
 // position. Results are encoded with nlohmann; a handler may return void, a value, Result<T>, or
-// boost::asio::awaitable of those. A synchronous action whose parameters are booleans, integers,
-// double or std::string (or std::optional of those) reads them straight from the CBOR, and a
-// scalar result is written straight to it: the same values and errors, without JSON in between.
+// boost::asio::awaitable of those. An action whose parameters are booleans, integers wider than
+// a byte, double or std::string (or std::optional of those) reads them straight from the CBOR,
+// and a scalar result is written straight to it: the same values and errors, without JSON.
 // Handlers must spell out their parameter types (no generic lambdas).
 //
 // Concurrency: one actor runs on one thread. A synchronous action runs to completion before the

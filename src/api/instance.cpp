@@ -1,5 +1,4 @@
-// The untyped half of a running typed actor (InstanceCore), Conn, and the argument errors.
-
+// The untyped half of a running typed actor (InstanceCore), Conn and Request.
 
 #include <algorithm>
 

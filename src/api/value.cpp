@@ -1,3 +1,6 @@
+// Values between C++ and CBOR (to_cbor, from_cbor, cbor_args), and an action's arguments:
+// the plain-CBOR reader of the fast path, the JSON path's args and its argument errors.
+
 #include "rivetkit/value.hpp"
 
 #include <cstdint>
@@ -7,8 +10,8 @@
 
 #include "base/cbor.hpp"
 #include "base/error.hpp"
-#include "rivetkit/detail/callable.hpp"
 #include "core/registry/encoding.hpp"
+#include "rivetkit/detail/callable.hpp"
 
 namespace rivetkit {
 namespace {

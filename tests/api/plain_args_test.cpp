@@ -61,19 +61,14 @@ Bytes bytes(std::initializer_list<int> list) {
     return out;
 }
 
-void append_double(Bytes& out, double d) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &d, sizeof d);
-    out.push_back(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8)
-        out.push_back(static_cast<std::uint8_t>(bits >> shift));
-}
-
-void append_float(Bytes& out, float f) {
-    std::uint32_t bits = 0;
+// A CBOR float: single precision for a float, double for a double.
+template <typename F>
+void append_cbor_float(Bytes& out, F f) {
+    using Bits = std::conditional_t<sizeof(F) == 8, std::uint64_t, std::uint32_t>;
+    Bits bits = 0;
     std::memcpy(&bits, &f, sizeof f);
-    out.push_back(0xfa);
-    for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(sizeof(F) == 8 ? 0xfb : 0xfa);
+    for (int shift = static_cast<int>(sizeof(F)) * 8 - 8; shift >= 0; shift -= 8)
         out.push_back(static_cast<std::uint8_t>(bits >> shift));
 }
 
@@ -102,12 +97,12 @@ std::vector<Bytes> item_pool() {
     for (double d : {0.5, -2.25, 5.0, -0.0, 9007199254740993.0, 1e300, std::nan(""),
                      std::numeric_limits<double>::infinity()}) {
         Bytes item;
-        append_double(item, d);
+        append_cbor_float(item, d);
         pool.push_back(item);
     }
     for (float f : {0.25f, 3.0f, -1.5f}) {
         Bytes item;
-        append_float(item, f);
+        append_cbor_float(item, f);
         pool.push_back(item);
     }
     return pool;
@@ -184,7 +179,7 @@ TEST(PlainArgs, TheOfficialClientsFormsAreReadWithoutJson) {
     EXPECT_TRUE(fast<std::tuple<>>(bytes({0x80})));
 
     Bytes mixed = bytes({0x83, 0x61, 'a', 0xf5});
-    append_double(mixed, 2.5);
+    append_cbor_float(mixed, 2.5);
     const auto read = fast<std::tuple<std::string, bool, double>>(mixed);
     ASSERT_TRUE(read);
     EXPECT_EQ(*read, std::make_tuple(std::string("a"), true, 2.5));
@@ -199,7 +194,7 @@ TEST(PlainArgs, TheOfficialClientsFormsAreReadWithoutJson) {
 // the fast path declines, the JSON path answers.
 TEST(PlainArgs, CompatFormsAndMismatchesAreLeftToTheJsonPath) {
     Bytes five = bytes({0x81});
-    append_double(five, 5.0);  // how a JS encoder may write 5
+    append_cbor_float(five, 5.0);  // how a JS encoder may write 5
     EXPECT_FALSE(fast<std::tuple<std::int64_t>>(five));
     EXPECT_EQ(slow<std::tuple<std::int64_t>>(five).value(), std::tuple<std::int64_t>(5));
 
