@@ -4,7 +4,6 @@
 #include "rivetkit/value.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <fmt/format.h>
 #include <string>
 
@@ -161,24 +160,13 @@ bool PlainCbor::head(std::uint8_t& major, std::uint64_t& argument) noexcept {
         return false;
     const std::uint8_t first = in_[pos_++];
     major = static_cast<std::uint8_t>(first >> 5);
-    const std::uint8_t info = first & 31;
-    if (info < 24) {
-        argument = info;
-        return true;
-    }
-    // Simple values and floats (major 7) keep their info in `argument`, their payload unread.
+    const auto info = static_cast<std::uint8_t>(first & 31);
     if (major == 7) {
+        // Simple values and floats keep their info in `argument`, a float's bits unread.
         argument = info;
         return true;
     }
-    const std::size_t n = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
-    if (n == 0 || in_.size() - pos_ < n)
-        return false;
-    argument = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        argument = (argument << 8) | in_[pos_ + i];
-    pos_ += n;
-    return true;
+    return read_cbor_argument(in_, pos_, info, argument);
 }
 
 bool PlainCbor::array(std::size_t& n) noexcept {
@@ -233,24 +221,11 @@ bool PlainCbor::read(double& v) noexcept {
         v = static_cast<double>(-1 - static_cast<std::int64_t>(n));
         return true;
     }
-    // Single and double precision only; a half float goes the long way.
-    if (major != 7 || (n != 26 && n != 27))
-        return false;
-    const std::size_t size = n == 26 ? 4 : 8;
-    if (in_.size() - pos_ < size)
-        return false;
     std::uint64_t bits = 0;
-    for (std::size_t i = 0; i < size; ++i)
-        bits = (bits << 8) | in_[pos_ + i];
-    pos_ += size;
-    if (size == 4) {
-        float f = 0;
-        const auto b32 = static_cast<std::uint32_t>(bits);
-        std::memcpy(&f, &b32, sizeof f);
-        v = static_cast<double>(f);
-    } else {
-        std::memcpy(&v, &bits, sizeof v);
-    }
+    if (major != 7 || n < 25 || n > 27 ||
+        !read_cbor_argument(in_, pos_, static_cast<std::uint8_t>(n), bits))
+        return false;
+    v = cbor_float_value(static_cast<std::uint8_t>(n), bits);
     return !core::registry::js_integer(v).has_value();
 }
 

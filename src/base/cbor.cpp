@@ -27,6 +27,40 @@ double half_to_double(std::uint16_t h) {
     return (h & 0x8000) ? -v : v;
 }
 
+}  // namespace
+
+bool read_cbor_argument(BytesView in, std::size_t& pos, std::uint8_t info,
+                        std::uint64_t& out) noexcept {
+    if (info < 24) {
+        out = info;
+        return true;
+    }
+    const std::size_t n = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
+    if (n == 0 || pos > in.size() || in.size() - pos < n)
+        return false;
+    out = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        out = (out << 8) | in[pos + i];
+    pos += n;
+    return true;
+}
+
+double cbor_float_value(std::uint8_t info, std::uint64_t bits) noexcept {
+    if (info == 25)
+        return half_to_double(static_cast<std::uint16_t>(bits));
+    if (info == 26) {
+        float f;
+        const auto b32 = static_cast<std::uint32_t>(bits);
+        std::memcpy(&f, &b32, sizeof f);
+        return static_cast<double>(f);
+    }
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+namespace {
+
 // One walk for both uses: with `out` null it only checks (cbor_well_formed), otherwise it builds.
 class Reader {
   public:
@@ -43,18 +77,7 @@ class Reader {
         return true;
     }
     bool argument(std::uint8_t info, std::uint64_t& v) {
-        if (info < 24) {
-            v = info;
-            return true;
-        }
-        const std::size_t n = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
-        BytesView raw;
-        if (n == 0 || !take(n, raw))
-            return false;
-        v = 0;
-        for (auto byte : raw)
-            v = (v << 8) | byte;
-        return true;
+        return read_cbor_argument(in_, pos_, info, v);
     }
     void note(bool CborReadNotes::*flag) {
         if (notes_ != nullptr)
@@ -150,8 +173,6 @@ class Reader {
         return true;
     }
     bool simple(std::uint8_t info, json* out) {
-        double d = 0;
-        BytesView raw;
         std::uint64_t bits = 0;
         switch (info) {
             case 20:
@@ -169,22 +190,10 @@ class Reader {
             case 25:
             case 26:
             case 27:
-                if (!take(info == 25 ? 2 : info == 26 ? 4 : 8, raw))
+                if (!argument(info, bits))
                     return false;
-                for (auto byte : raw)
-                    bits = (bits << 8) | byte;
-                if (info == 25) {
-                    d = half_to_double(static_cast<std::uint16_t>(bits));
-                } else if (info == 26) {
-                    float f;
-                    const auto b32 = static_cast<std::uint32_t>(bits);
-                    std::memcpy(&f, &b32, sizeof f);
-                    d = static_cast<double>(f);
-                } else {
-                    std::memcpy(&d, &bits, sizeof d);
-                }
                 if (out != nullptr)
-                    *out = d;
+                    *out = cbor_float_value(info, bits);
                 return true;
             default:
                 if (info >= 20)

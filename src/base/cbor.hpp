@@ -40,6 +40,14 @@ std::optional<nlohmann::json> read_cbor(BytesView cbor, CborReadNotes* notes = n
 // Whether read_cbor would accept `cbor`, without allocating.
 bool cbor_well_formed(BytesView cbor);
 
+// The argument of a head whose initial byte has `info` (0-23 itself; 24-27 the next 1, 2, 4 or 8
+// bytes, big-endian), read at in[pos], `pos` moved past it; false when `info` is 28-31 or the
+// input ends first. Shared by read_cbor and the typed API's scalar reader.
+bool read_cbor_argument(BytesView in, std::size_t& pos, std::uint8_t info,
+                        std::uint64_t& out) noexcept;
+// A float's value from its head's `info` (25 half, 26 single, 27 double precision) and its bits.
+double cbor_float_value(std::uint8_t info, std::uint64_t bits) noexcept;
+
 // Appends the CBOR of `value` to `out`: smallest heads, floats as float32 when exact (NaN and
 // infinities as half floats), binary with a subtype behind its tag, as nlohmann's to_cbor.
 void write_cbor(const nlohmann::json& value, Bytes& out);
