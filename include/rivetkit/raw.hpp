@@ -27,9 +27,7 @@ struct Request {
     std::map<std::string, std::string> headers;
     Bytes body;
 
-    std::string_view body_text() const {
-        return {reinterpret_cast<const char*>(body.data()), body.size()};
-    }
+    std::string_view body_text() const { return as_chars(body); }
     // The header's value, case-insensitive name; nullopt when absent.
     std::optional<std::string> header(std::string_view name) const;
 };
@@ -62,9 +60,7 @@ struct WebSocketMessage {
     // `event.rivetMessageIndex`); none on a socket that cannot hibernate.
     std::optional<std::uint16_t> index;
 
-    std::string_view text() const {
-        return {reinterpret_cast<const char*>(data.data()), data.size()};
-    }
+    std::string_view text() const { return as_chars(data); }
 };
 
 // A raw WebSocket. Cheap to copy (all copies are the same socket); keep one in vars to send from

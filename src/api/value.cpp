@@ -234,7 +234,7 @@ bool PlainCbor::read(std::string& v) {
     std::uint64_t n = 0;
     if (!head(major, n) || major != 3 || n > in_.size() - pos_)
         return false;
-    v.assign(reinterpret_cast<const char*>(in_.data() + pos_), static_cast<std::size_t>(n));
+    v.assign(as_chars(in_.subspan(pos_, static_cast<std::size_t>(n))));
     pos_ += static_cast<std::size_t>(n);
     return true;
 }

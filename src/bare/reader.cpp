@@ -130,8 +130,7 @@ std::string Reader::read_str() {
         fail_at(at, "invalid UTF-8 in str");
         return {};
     }
-    // From a char pointer, one copy (from the bytes' own iterators it was a loop per byte).
-    return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return std::string(as_chars(bytes));
 }
 
 std::vector<std::uint8_t> Reader::read_data() {

@@ -17,6 +17,11 @@ inline void append(Bytes& out, std::string_view s) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(s.data());
     out.insert(out.end(), p, p + s.size());
 }
+// The bytes seen as characters, without a copy; `std::string(as_chars(b))` is one copy (from the
+// bytes' own iterators it is a loop per byte).
+inline std::string_view as_chars(BytesView b) {
+    return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
 inline Bytes to_bytes(std::string_view s) {
     Bytes out;
     append(out, s);

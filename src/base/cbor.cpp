@@ -86,7 +86,7 @@ class Reader {
     // Appends bytes as they are: one copy for text too (a std::string filled from the bytes' own
     // iterators is a loop per character).
     static void append(std::string& out, BytesView raw) {
-        out.append(reinterpret_cast<const char*>(raw.data()), raw.size());
+        out.append(as_chars(raw));
     }
     static void append(Bytes& out, BytesView raw) { out.insert(out.end(), raw.begin(), raw.end()); }
 

@@ -42,7 +42,7 @@ asio::awaitable<void> raw_read_loop(std::shared_ptr<RawSocketState> st) {
             st->cv.notify_all();
             break;
         }
-        st->inbox.push_back(WebSocketMessage{std::string(read.data.begin(), read.data.end()),
+        st->inbox.push_back(WebSocketMessage{std::string(as_chars(read.data)),
                                              read.binary});
         st->cv.notify_all();
     }

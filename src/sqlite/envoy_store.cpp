@@ -117,8 +117,7 @@ std::vector<PageDigest> digest_pages(const std::vector<envoy::SqliteDirtyPage>& 
     std::vector<PageDigest> out;
     out.reserve(pages.size());
     for (const auto& page : pages) {
-        std::string_view bytes(reinterpret_cast<const char*>(page.bytes.data()), page.bytes.size());
-        out.push_back(PageDigest{page.pgno, std::hash<std::string_view>{}(bytes)});
+        out.push_back(PageDigest{page.pgno, std::hash<std::string_view>{}(as_chars(page.bytes))});
     }
     return out;
 }
@@ -165,9 +164,7 @@ Result<bool> EnvoyPageStore::commit_was_applied(const std::vector<PageDigest>& w
                                      [&](const auto& p) { return p.pgno == want.pgno; });
             if (page == got->pages.end() || !page->bytes)
                 return false;
-            std::string_view bytes(reinterpret_cast<const char*>(page->bytes->data()),
-                                   page->bytes->size());
-            if (std::hash<std::string_view>{}(bytes) != want.hash)
+            if (std::hash<std::string_view>{}(as_chars(*page->bytes)) != want.hash)
                 return false;
         }
     }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/bytes.hpp"
 #include "base/log.hpp"
 
 namespace rivetkit::sqlite {
@@ -254,7 +255,7 @@ class PageTable {
 
   private:
     static std::size_t hash_of(const std::uint8_t* stored, std::size_t n, std::uint16_t head) {
-        const std::string_view view(reinterpret_cast<const char*>(stored), n);
+        const std::string_view view = as_chars(BytesView(stored, n));
         return std::hash<std::string_view>{}(view) ^ (std::size_t{head} * 0x9e3779b97f4a7c15ULL);
     }
     static std::uint8_t* raw_bytes(CompactPage* page) {

@@ -172,7 +172,7 @@ Value text_value(std::string_view text) {
     return Value(std::string(text));
 }
 std::string text_of(BytesView bytes) {
-    return std::string(bytes.begin(), bytes.end());
+    return std::string(as_chars(bytes));
 }
 
 Status run(Session& s, std::string_view sql, std::vector<Value> params = {}) {

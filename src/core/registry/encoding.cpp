@@ -413,7 +413,7 @@ Result<Bytes> decode_http_action_args(Encoding encoding, BytesView body) {
     if (encoding == Encoding::Json) {
         if (body.empty())
             return errors::protocol_invalid_http_request("empty JSON body");
-        root = parse_json(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
+        root = parse_json(as_chars(body));
     } else {
         root = parse_cbor(body);
     }
@@ -464,7 +464,7 @@ Result<HttpQueueRequest> decode_http_queue_request(Encoding encoding, BytesView 
     }
     std::optional<json> root;
     if (encoding == Encoding::Json)
-        root = parse_json(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
+        root = parse_json(as_chars(body));
     else
         root = parse_cbor(body);
     if (!root || !root->is_object())
@@ -552,7 +552,7 @@ Result<ToServerFrame> decode_to_server(Encoding encoding, BytesView data) {
         }
         case Encoding::Json: {
             auto root =
-                parse_json(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+                parse_json(as_chars(data));
             if (!root)
                 return invalid("message", "invalid JSON");
             return decode_envelope(*root, true);
