@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -44,24 +45,51 @@ struct Actor {
     std::shared_ptr<SqliteActorStore> store;
 };
 
-asio::awaitable<Status> save(Actor& a, std::uint8_t count) {
+// A state save; with `conns`, the records of that many hibernatable connections too, their message
+// indexes moved on (what a save writes for an actor with that many connections open).
+asio::awaitable<Status> save(Actor& a, std::uint8_t count, int conns = 0) {
     PersistedActor state;
     state.has_initialized = true;
     state.state = Bytes{0xa1, 0x65, 'c', 'o', 'u', 'n', 't', count};  // {"count": count}
     std::vector<KvEntry> puts;
     puts.push_back({keys::to_bytes(keys::kPersistData), encode_persisted_actor(state)});
+    for (int i = 0; i < conns; ++i) {
+        PersistedConnection conn;
+        conn.id = "conn-" + std::to_string(i);
+        conn.parameters = Bytes{0xf6};
+        conn.state = Bytes{0xa0};
+        conn.subscriptions = {{"newCount"}};
+        conn.gateway_id = {1, 2, 3, static_cast<std::uint8_t>(i)};
+        conn.request_id = {5, 6, 7, static_cast<std::uint8_t>(i)};
+        conn.server_message_index = count;
+        conn.client_message_index = count;
+        conn.request_path = "/connect";
+        conn.request_headers = {{"x-rivet-encoding", "bare"}};
+        puts.push_back({keys::connection_key(conn.id), encode_persisted_connection(conn)});
+    }
     co_return co_await a.store->batch_put(std::move(puts));
 }
 
-// Wall time per save over `saves` saves, reopening the connection before each with `reopen`.
-asio::awaitable<double> time_saves(Actor& a, int saves, bool reopen) {
+double process_cpu_us() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+// Wall time per save over `saves` saves, reopening the connection before each with `reopen`;
+// `cpu_us`, when given, gets the process's CPU time per save (io thread and worker).
+asio::awaitable<double> time_saves(Actor& a, int saves, bool reopen, double* cpu_us = nullptr,
+                                   int conns = 0) {
+    const double cpu0 = process_cpu_us();
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < saves; ++i) {
         if (reopen)
             a.sqlite->close_if_idle();
-        if (!(co_await save(a, static_cast<std::uint8_t>(i % 20))).ok())
+        if (!(co_await save(a, static_cast<std::uint8_t>(i % 20), conns)).ok())
             co_return -1;
     }
+    if (cpu_us != nullptr)
+        *cpu_us = (process_cpu_us() - cpu0) / saves;
     co_return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
                   .count() /
               saves;
@@ -75,6 +103,15 @@ int main(int argc, char** argv) {
     std::vector<Actor> actors(static_cast<std::size_t>(n));
     double save_us = 0;
     double reopen_save_us = 0;
+    // The same saves with no statement kept (each save compiles its statements again), alternated
+    // with the default, two rounds each.
+    double uncached_us[2] = {0, 0};
+    double cached_us[2] = {0, 0};
+    double uncached_cpu_us[2] = {0, 0};
+    double cached_cpu_us[2] = {0, 0};
+    constexpr int kConns = 16;
+    double conns_uncached_cpu_us[2] = {0, 0};
+    double conns_cached_cpu_us[2] = {0, 0};
     const sqlite3_int64 before = sqlite3_memory_used();
     asio::io_context io;
     // Named: the coroutine refers to the lambda's captures, which must outlive io.run().
@@ -102,7 +139,24 @@ int main(int argc, char** argv) {
         constexpr int kSaves = 2000;
         reopen_save_us = co_await time_saves(actors[0], kSaves, true);
         save_us = co_await time_saves(actors[0], kSaves, false);
-        co_return save_us > 0 && reopen_save_us > 0;
+        for (int round = 0; round < 2; ++round) {
+            const std::size_t kept = sqlite::set_statement_cache_capacity(0);
+            uncached_us[round] =
+                co_await time_saves(actors[0], kSaves, false, &uncached_cpu_us[round]);
+            sqlite::set_statement_cache_capacity(kept);
+            cached_us[round] = co_await time_saves(actors[0], kSaves, false, &cached_cpu_us[round]);
+        }
+        for (int round = 0; round < 2; ++round) {
+            const std::size_t kept = sqlite::set_statement_cache_capacity(0);
+            if (co_await time_saves(actors[1], kSaves / 4, false, &conns_uncached_cpu_us[round],
+                                    kConns) < 0)
+                co_return false;
+            sqlite::set_statement_cache_capacity(kept);
+            if (co_await time_saves(actors[1], kSaves / 4, false, &conns_cached_cpu_us[round],
+                                    kConns) < 0)
+                co_return false;
+        }
+        co_return save_us > 0 && reopen_save_us > 0 && uncached_us[1] > 0 && cached_us[1] > 0;
     };
     auto done = asio::co_spawn(io, work(), asio::use_future);
     io.run();
@@ -123,6 +177,14 @@ int main(int argc, char** argv) {
     std::printf("state save (one-row transaction, wall): %.1f us on an open connection, %.1f us "
                 "opening it again first\n",
                 save_us, reopen_save_us);
+    std::printf("state save, statements kept / compiled each time (two alternating rounds): wall "
+                "%.1f / %.1f us and %.1f / %.1f us; CPU %.1f / %.1f us and %.1f / %.1f us\n",
+                cached_us[0], uncached_us[0], cached_us[1], uncached_us[1], cached_cpu_us[0],
+                uncached_cpu_us[0], cached_cpu_us[1], uncached_cpu_us[1]);
+    std::printf("state save with %d hibernatable connections' records, statements kept / compiled "
+                "each time: CPU %.1f / %.1f us and %.1f / %.1f us\n",
+                kConns, conns_cached_cpu_us[0], conns_uncached_cpu_us[0], conns_cached_cpu_us[1],
+                conns_uncached_cpu_us[1]);
     std::printf("open connections: %zu\n", sqlite::open_connections());
     std::printf("sqlite highwater: %.1f MB\n",
                 static_cast<double>(sqlite3_memory_highwater(0)) / 1e6);

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -52,10 +53,72 @@ sqlite3* raw(Connection& conn) {
     return static_cast<sqlite3*>(conn.raw());
 }
 
-struct StatementGuard {
-    sqlite3_stmt* stmt = nullptr;
-    ~StatementGuard() { sqlite3_finalize(stmt); }
+// Through the statement cache, as every transaction takes them.
+const std::string kBegin = "BEGIN IMMEDIATE";
+const std::string kCommit = "COMMIT";
+
+std::atomic<std::size_t>& statement_cache_capacity() {
+    static std::atomic<std::size_t> capacity{kDefaultStatementCacheCapacity};
+    return capacity;
+}
+
+// A statement for one call: a cached one is reset (its bindings cleared) for its next use when the
+// call ends, any other finalized.
+class StatementLease {
+  public:
+    StatementLease(sqlite3_stmt* stmt, bool cached) : stmt_(stmt), cached_(cached) {}
+    StatementLease(const StatementLease&) = delete;
+    StatementLease& operator=(const StatementLease&) = delete;
+    ~StatementLease() {
+        if (!cached_) {
+            sqlite3_finalize(stmt_);
+            return;
+        }
+        sqlite3_reset(stmt_);
+        sqlite3_clear_bindings(stmt_);
+    }
+
+  private:
+    sqlite3_stmt* stmt_;
+    bool cached_;
 };
+
+// Whether a statement for `sql` is worth keeping: its text was prepared on this connection before
+// (a text run once, such as an actor start's loads, is not kept). Notes the text otherwise, the
+// last 2 x capacity texts remembered.
+bool seen_before(std::vector<std::size_t>& seen, std::size_t capacity, const std::string& sql) {
+    const std::size_t hash = std::hash<std::string>{}(sql);
+    if (auto it = std::find(seen.begin(), seen.end(), hash); it != seen.end()) {
+        seen.erase(it);
+        return true;
+    }
+    if (seen.size() >= 2 * capacity)
+        seen.erase(seen.begin());
+    seen.push_back(hash);
+    return false;
+}
+
+// The connection's cached statement for exactly this text, moved to the most recently used end.
+sqlite3_stmt* take_cached(std::vector<Connection::CachedStatement>& cache, const std::string& sql) {
+    for (auto it = cache.rbegin(); it != cache.rend(); ++it) {
+        if (it->sql != sql)
+            continue;
+        auto* stmt = static_cast<sqlite3_stmt*>(it->stmt);
+        std::rotate(std::prev(it.base()), it.base(), cache.end());
+        return stmt;
+    }
+    return nullptr;
+}
+
+// Finalizes the least recently used statements until at most `keep` are left.
+void trim_cache(std::vector<Connection::CachedStatement>& cache, std::size_t keep) {
+    if (cache.size() <= keep)
+        return;
+    const auto gone = cache.begin() + static_cast<std::ptrdiff_t>(cache.size() - keep);
+    for (auto it = cache.begin(); it != gone; ++it)
+        sqlite3_finalize(static_cast<sqlite3_stmt*>(it->stmt));
+    cache.erase(cache.begin(), gone);
+}
 
 bool only_whitespace(const char* tail) {
     for (; tail != nullptr && *tail != '\0'; ++tail) {
@@ -132,25 +195,41 @@ Error Session::error(int rc) const {
     }
 }
 
-// Prepares `sql` as exactly one statement, lets `bind_all(stmt)` bind its parameters (an int
-// SQLite code, or an Error), and steps it to the end.
+// Takes `sql` as exactly one statement — the connection's prepared one for the same text, or a new
+// one, kept for the next call when its text was prepared before — lets `bind_all(stmt)` bind its parameters
+// (an int SQLite code, or an Error), and steps it to the end. A kept statement sees schema changes:
+// SQLite prepares it again when the schema it was prepared on changed.
 template <typename Bind>
 Result<QueryResult> Session::run_one(const std::string& sql, Bind&& bind_all) {
-    sqlite3* db = raw(conn_);
-    StatementGuard guard;
-    const char* tail = nullptr;
-    int rc =
-        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size() + 1), &guard.stmt, &tail);
-    if (rc != SQLITE_OK)
-        return error(rc);
-    if (guard.stmt == nullptr)
-        return QueryResult{};
-    if (!only_whitespace(tail)) {
-        return Error("sqlite", "query_error", "a query takes one statement; use exec for several");
+    auto& cache = conn_.statement_cache();
+    const std::size_t capacity = statement_cache_capacity().load(std::memory_order_relaxed);
+    trim_cache(cache, capacity);
+    sqlite3_stmt* stmt = take_cached(cache, sql);
+    bool cached = stmt != nullptr;
+    if (stmt == nullptr) {
+        cached = capacity > 0 && seen_before(conn_.statements_seen(), capacity, sql);
+        const char* tail = nullptr;
+        conn_.count_prepare();
+        int rc = sqlite3_prepare_v3(raw(conn_), sql.c_str(), static_cast<int>(sql.size() + 1),
+                                    cached ? SQLITE_PREPARE_PERSISTENT : 0, &stmt, &tail);
+        if (rc != SQLITE_OK)
+            return error(rc);  // stmt is null
+        if (stmt == nullptr)
+            return QueryResult{};  // no statement: only whitespace or comments
+        if (!only_whitespace(tail)) {
+            sqlite3_finalize(stmt);
+            return Error("sqlite", "query_error",
+                         "a query takes one statement; use exec for several");
+        }
+        if (cached) {
+            trim_cache(cache, capacity - 1);
+            cache.push_back(Connection::CachedStatement{sql, stmt});
+        }
     }
-    if (std::optional<Error> bad = bind_all(guard.stmt))
+    StatementLease lease(stmt, cached);
+    if (std::optional<Error> bad = bind_all(stmt))
         return std::move(*bad);
-    return collect(guard.stmt);
+    return collect(stmt);
 }
 
 Result<QueryResult> Session::query(const std::string& sql, const std::vector<Value>& params) {
@@ -201,12 +280,14 @@ Result<QueryResult> Session::query_named(const std::string& sql, const NamedValu
 Result<QueryResult> Session::collect(void* raw_stmt) {
     auto* stmt = static_cast<sqlite3_stmt*>(raw_stmt);
     QueryResult out;
+    // The columns are read after the first step: a kept statement whose schema changed since it
+    // was prepared is prepared again by that step, and may then have other columns.
+    int rc = sqlite3_step(stmt);
     const int columns = sqlite3_column_count(stmt);
     out.columns.reserve(static_cast<std::size_t>(columns));
     for (int i = 0; i < columns; ++i)
         out.columns.emplace_back(sqlite3_column_name(stmt, i));
-    int rc = SQLITE_OK;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (; rc == SQLITE_ROW; rc = sqlite3_step(stmt)) {
         std::vector<Value> row;
         row.reserve(static_cast<std::size_t>(columns));
         for (int i = 0; i < columns; ++i)
@@ -484,6 +565,10 @@ std::size_t set_reusable_connection_limit(std::size_t limit) {
     return ReusableConnections::get().set_limit(limit);
 }
 
+std::size_t set_statement_cache_capacity(std::size_t capacity) {
+    return statement_cache_capacity().exchange(capacity, std::memory_order_relaxed);
+}
+
 void Database::note_connection_use() {
     if (left_reusable_for_good_)
         return;  // kept open or closed: every later job of its SQL would take the lock for nothing
@@ -584,11 +669,13 @@ Database::Task<Status> Database::exec(std::string sql) {
 
 Database::Task<Status> Database::transaction(std::function<Status(Session&)> body) {
     auto op = on_worker<Status>([body = std::move(body)](Session& s) -> Status {
-        if (auto begun = s.exec("BEGIN IMMEDIATE"); !begun.ok())
-            return begun;
+        if (auto begun = s.run(kBegin); !begun.ok())
+            return std::move(begun).error();
         Status result = body(s);
-        if (result.ok())
-            result = s.exec("COMMIT");
+        if (result.ok()) {
+            if (auto committed = s.run(kCommit); !committed.ok())
+                result = std::move(committed).error();
+        }
         if (!result.ok()) {
             // After a failed COMMIT SQLite may already have rolled back; then this one fails
             // harmlessly ("no transaction is active").

@@ -88,6 +88,17 @@ inline constexpr std::size_t kDefaultReusableConnectionLimit = 16;
 // Sets the limit (at least 1) and returns the previous one; for hosts and tests.
 std::size_t set_reusable_connection_limit(std::size_t limit);
 
+// Prepared statements a connection keeps for reuse, by their SQL text, least recently used
+// dropped first; a text is kept from its second use, so statements run once (an actor start's
+// loads) take no memory. The internal storage's save is a few statements and a commit, which
+// SQLite otherwise compiles again at every save (a save with 16 hibernatable connections spent 3x
+// its CPU compiling, bench/sqlite/actor_db_memory_bench). 16, as rusqlite's cache; a connection an
+// actor's storage alone uses closes when idle and frees them.
+inline constexpr std::size_t kDefaultStatementCacheCapacity = 16;
+// Sets the capacity per connection (0: none kept) and returns the previous one; for benchmarks and
+// tests. A connection's statements past a lower capacity go at its next statement.
+std::size_t set_statement_cache_capacity(std::size_t capacity);
+
 class ReusableConnections;
 
 class Database : public std::enable_shared_from_this<Database> {

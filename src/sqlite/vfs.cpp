@@ -890,6 +890,8 @@ Result<std::unique_ptr<Connection>> Connection::reopen(SharedString name,
 }
 
 Connection::~Connection() {
+    for (const CachedStatement& cached : statements_)
+        sqlite3_finalize(static_cast<sqlite3_stmt*>(cached.stmt));
     if (db_ != nullptr) {
         sqlite3_close_v2(static_cast<sqlite3*>(db_));
         live_connections().fetch_sub(1, std::memory_order_relaxed);

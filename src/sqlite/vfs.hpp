@@ -96,8 +96,24 @@ class Connection {
     std::size_t cached_pages() const;
     std::size_t cached_bytes() const;
 
+    // Prepared statements the statement layer (database.cpp) keeps for reuse, least recently
+    // used first; finalized before the connection closes.
+    struct CachedStatement {
+        std::string sql;
+        void* stmt = nullptr;  // sqlite3_stmt*
+    };
+    std::vector<CachedStatement>& statement_cache() noexcept { return statements_; }
+    // Hashes of statement texts prepared once and not kept (a text is kept when it comes back).
+    std::vector<std::size_t>& statements_seen() noexcept { return seen_; }
+    // Statements prepared on this connection so far, cached or not (a diagnostic).
+    std::uint64_t statements_prepared() const noexcept { return prepared_; }
+    void count_prepare() noexcept { ++prepared_; }
+
   private:
     Connection() = default;
+    std::vector<CachedStatement> statements_;
+    std::vector<std::size_t> seen_;
+    std::uint64_t prepared_ = 0;
     void* db_ = nullptr;
     SharedString name_;
     std::shared_ptr<PagedFileState> file_;

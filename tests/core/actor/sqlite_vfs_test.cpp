@@ -776,3 +776,154 @@ TEST(SqliteDatabase, PastTheLimitTheLeastRecentlyUsedConnectionClosesAndReopensO
     });
     set_reusable_connection_limit(previous);
 }
+
+// The statement cache (database.cpp): a statement's text is compiled at its first use and again at
+// its second, which keeps it; the kept statement serves every later call with that text, each with
+// its own parameters.
+TEST(SqliteStatements, ARepeatedStatementIsPreparedOnceAndBindsEachCallsParameters) {
+    auto conn = open("statements-repeated", std::make_shared<MemoryPageStore>());
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)").ok());
+    const std::uint64_t before = conn->statements_prepared();
+    for (std::int64_t i = 0; i < 50; ++i) {
+        auto put = s.run("INSERT INTO t (id, v) VALUES (?, ?)",
+                         {Value(i), Value("v" + std::to_string(i))});
+        ASSERT_TRUE(put.ok()) << put.error().to_string();
+        EXPECT_EQ(put->last_insert_rowid, i);
+    }
+    for (std::int64_t i : {7, 0, 49, 7}) {
+        auto got = s.query("SELECT v FROM t WHERE id = ?", {Value(i)});
+        ASSERT_TRUE(got.ok()) << got.error().to_string();
+        ASSERT_EQ(got->rows.size(), 1u);
+        EXPECT_EQ(std::get<std::string>(got->rows[0][0]), "v" + std::to_string(i));
+    }
+    const std::string below = "SELECT count(*) FROM t WHERE id < :n";
+    auto named = s.query_named(below, {{"n", Value(std::int64_t{10})}});
+    ASSERT_TRUE(named.ok());
+    EXPECT_EQ(std::get<std::int64_t>(named->rows.at(0).at(0)), 10);
+    named = s.query_named(below, {{"n", Value(std::int64_t{3})}});
+    ASSERT_TRUE(named.ok());
+    EXPECT_EQ(std::get<std::int64_t>(named->rows.at(0).at(0)), 3);
+    EXPECT_EQ(conn->statements_prepared() - before, 6u);  // three texts, each twice
+    EXPECT_EQ(conn->statement_cache().size(), 3u);
+    expect_integrity(s);
+}
+
+// A call that failed — a constraint, the wrong number of parameters, a missing name — leaves its
+// statement reset for the next call with the same text.
+TEST(SqliteStatements, AStatementWhoseCallFailedServesTheNextCall) {
+    auto conn = open("statements-failed", std::make_shared<MemoryPageStore>());
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER UNIQUE)").ok());
+    const std::string insert = "INSERT INTO t VALUES (?)";
+    ASSERT_TRUE(s.run(insert, {Value(std::int64_t{1})}).ok());
+    auto duplicate = s.run(insert, {Value(std::int64_t{1})});
+    ASSERT_FALSE(duplicate.ok());
+    EXPECT_EQ(duplicate.error().id(), "sqlite/constraint");
+    auto wrong = s.run(insert, {});
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().id(), "sqlite/invalid_bind_parameter");
+    ASSERT_TRUE(s.run(insert, {Value(std::int64_t{2})}).ok());
+    auto missing = s.query_named("SELECT count(*) FROM t WHERE v >= :lo AND v <= :hi",
+                                 {{"lo", Value(std::int64_t{1})}});
+    ASSERT_FALSE(missing.ok());
+    auto both = s.query_named("SELECT count(*) FROM t WHERE v >= :lo AND v <= :hi",
+                              {{"lo", Value(std::int64_t{1})}, {"hi", Value(std::int64_t{2})}});
+    ASSERT_TRUE(both.ok()) << both.error().to_string();
+    EXPECT_EQ(std::get<std::int64_t>(both->rows.at(0).at(0)), 2);
+    // A transaction that failed rolled back; its BEGIN and COMMIT serve the next one.
+    ASSERT_TRUE(s.run("BEGIN IMMEDIATE").ok());
+    ASSERT_FALSE(s.run(insert, {Value(std::int64_t{2})}).ok());
+    ASSERT_TRUE(s.exec("ROLLBACK").ok());
+    ASSERT_TRUE(s.run("BEGIN IMMEDIATE").ok());
+    ASSERT_TRUE(s.run(insert, {Value(std::int64_t{3})}).ok());
+    ASSERT_TRUE(s.run("COMMIT").ok());
+    EXPECT_EQ(count_rows(s, "t"), 3);
+}
+
+// A kept statement follows the schema: columns added, the table dropped (an error, not a crash),
+// the table made again.
+TEST(SqliteStatements, AKeptStatementFollowsSchemaChanges) {
+    auto conn = open("statements-schema", std::make_shared<MemoryPageStore>());
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    ASSERT_TRUE(s.exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1)").ok());
+    const std::string all = "SELECT * FROM t";
+    auto first = s.query(all);
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(first->columns, (std::vector<std::string>{"a"}));
+    ASSERT_TRUE(s.exec("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'").ok());
+    auto widened = s.query(all);
+    ASSERT_TRUE(widened.ok()) << widened.error().to_string();
+    EXPECT_EQ(widened->columns, (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(widened->rows.at(0), (std::vector<Value>{Value(std::int64_t{1}),
+                                                       Value(std::string("x"))}));
+    ASSERT_TRUE(s.exec("DROP TABLE t").ok());
+    auto gone = s.query(all);
+    ASSERT_FALSE(gone.ok());
+    EXPECT_EQ(gone.error().id(), "sqlite/query_error");
+    ASSERT_TRUE(s.exec("CREATE TABLE t (c TEXT); INSERT INTO t VALUES ('back')").ok());
+    auto again = s.query(all);
+    ASSERT_TRUE(again.ok()) << again.error().to_string();
+    EXPECT_EQ(again->columns, (std::vector<std::string>{"c"}));
+    EXPECT_EQ(again->rows.at(0), (std::vector<Value>{Value(std::string("back"))}));
+}
+
+// A text used once is not kept; past the capacity the least recently used statement is dropped
+// (kept again from its second use after that); with capacity 0 nothing is kept.
+TEST(SqliteStatements, PastTheCapacityTheLeastRecentlyUsedIsDropped) {
+    struct Restore {
+        std::size_t previous = set_statement_cache_capacity(2);
+        ~Restore() { set_statement_cache_capacity(previous); }
+    } restore;
+    auto conn = open("statements-capacity", std::make_shared<MemoryPageStore>());
+    ASSERT_TRUE(conn);
+    Session s(*conn);
+    auto prepared_by = [&](const std::string& sql) {
+        const std::uint64_t before = conn->statements_prepared();
+        auto r = s.query(sql);
+        EXPECT_TRUE(r.ok()) << sql;
+        return conn->statements_prepared() - before;
+    };
+    EXPECT_EQ(prepared_by("SELECT 1"), 1u);  // seen: []
+    EXPECT_EQ(conn->statement_cache().size(), 0u);
+    EXPECT_EQ(prepared_by("SELECT 1"), 1u);  // kept: [1]
+    EXPECT_EQ(prepared_by("SELECT 1"), 0u);
+    EXPECT_EQ(prepared_by("SELECT 2"), 1u);
+    EXPECT_EQ(prepared_by("SELECT 2"), 1u);  // [1, 2]
+    EXPECT_EQ(prepared_by("SELECT 1"), 0u);  // [2, 1]
+    EXPECT_EQ(prepared_by("SELECT 3"), 1u);
+    EXPECT_EQ(prepared_by("SELECT 3"), 1u);  // [1, 3]
+    EXPECT_EQ(prepared_by("SELECT 1"), 0u);  // [3, 1]
+    EXPECT_EQ(prepared_by("SELECT 2"), 1u);  // dropped: seen again
+    EXPECT_EQ(prepared_by("SELECT 2"), 1u);  // [1, 2]
+    EXPECT_EQ(prepared_by("SELECT 1"), 0u);
+    EXPECT_EQ(prepared_by("SELECT 3"), 1u);
+    EXPECT_EQ(conn->statement_cache().size(), 2u);
+    set_statement_cache_capacity(0);
+    EXPECT_EQ(prepared_by("SELECT 1"), 1u);  // what was kept goes at the next statement
+    EXPECT_EQ(prepared_by("SELECT 1"), 1u);
+    EXPECT_EQ(conn->statement_cache().size(), 0u);
+}
+
+// The connection finalizes what it kept before it closes: SQLite frees everything the connection
+// allocated (a statement left unfinalized would keep the closed connection alive as a zombie).
+TEST(SqliteStatements, KeptStatementsAreFreedWithTheConnection) {
+    auto use = [](const std::string& name) {
+        auto conn = open(name, std::make_shared<MemoryPageStore>());
+        ASSERT_TRUE(conn);
+        Session s(*conn);
+        ASSERT_TRUE(s.exec("CREATE TABLE t (v INTEGER)").ok());
+        for (std::int64_t i = 0; i < 4; ++i)
+            ASSERT_TRUE(s.run("INSERT INTO t VALUES (?)", {Value(i)}).ok());
+        EXPECT_EQ(count_rows(s, "t"), 4);
+        EXPECT_EQ(count_rows(s, "t"), 4);
+        EXPECT_EQ(conn->statement_cache().size(), 2u);
+    };
+    use("statements-freed-warmup");  // SQLite's own first-use allocations
+    const auto before = sqlite3_memory_used();
+    use("statements-freed");
+    EXPECT_EQ(sqlite3_memory_used(), before);
+}
