@@ -195,10 +195,10 @@ Error Session::error(int rc) const {
     }
 }
 
-// Takes `sql` as exactly one statement — the connection's prepared one for the same text, or a new
-// one, kept for the next call when its text was prepared before — lets `bind_all(stmt)` bind its parameters
-// (an int SQLite code, or an Error), and steps it to the end. A kept statement sees schema changes:
-// SQLite prepares it again when the schema it was prepared on changed.
+// Takes `sql` as exactly one statement — the connection's prepared one for the same text, or a
+// new one, kept for the next call when its text was prepared before — lets `bind_all(stmt)` bind
+// its parameters (an int SQLite code, or an Error), and steps it to the end. A kept statement sees
+// schema changes: SQLite prepares it again when the schema it was prepared on changed.
 template <typename Bind>
 Result<QueryResult> Session::run_one(const std::string& sql, Bind&& bind_all) {
     auto& cache = conn_.statement_cache();
