@@ -8,14 +8,14 @@
 // With --record FILE as well, `perf record -g` samples the host over those actions into FILE.
 //
 //   node instructions.mjs --endpoint URL --host-pid P --mode ws|http --ops N [--actors K]
-//                         [--perf [--record FILE]]
+//                         [--callers C] [--perf [--record FILE]]
 import { execFileSync, spawn } from "node:child_process";
 import { importPackage } from "../../tests/interop/js/deps.mjs";
 import { cpuSplitMs, driverArgs } from "../driver_common.mjs";
 
 const args = driverArgs(["endpoint", "host-pid", "mode", "ops"]);
 console.log = (...a) => process.stderr.write(a.join(" ") + "\n");
-const callers = 16;
+const callers = Number(args.callers ?? 16);
 const ops = Number(args.ops);
 const actors = Number(args.actors ?? 1);
 const { createClient } = await importPackage("rivetkit", "./client");
@@ -59,7 +59,7 @@ if (!args.perf) {
     control("on");
     await load(ops);
     control("off");
-    process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors }) + "\n");
+    process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors, callers }) + "\n");
 } else {
     // perf prints its counts to stderr when interrupted; instructions.sh reads them from there.
     const events = [
@@ -92,7 +92,8 @@ if (!args.perf) {
         perAction[unit === "msec" ? `${name}_us` : name] =
             (Number(value) * (unit === "msec" ? 1000 : 1)) / ops;
     }
-    process.stdout.write(JSON.stringify({ mode: args.mode, ops, actors, per_action: perAction }) + "\n");
+    process.stdout.write(
+        JSON.stringify({ mode: args.mode, ops, actors, callers, per_action: perAction }) + "\n");
 }
 if (args.mode === "ws") await Promise.all(targets.map((c) => c.dispose()));
 process.exit(0);

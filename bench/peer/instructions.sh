@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per action: rivetkit-host under callgrind on a fresh engine 2.3.19, the official
-# client making --ops `counter` increments from 16 callers, counted only while they run
+# client making --ops `counter` increments from --callers callers (16), counted only while they run
 # (instructions.mjs). A CPU measure that does not drift with the machine's load, for comparing
 # two builds of the host (bench/README.md); every thread of the host counts.
 #
-#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]
-#                                   [--perf | --record]
+#   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--callers C]
+#                                   [--host BIN] [--perf | --record]
 #
 # Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action, <allocations>
 # allocations per action" (heap allocations: calls to malloc, calloc, realloc). Keeps the
@@ -22,17 +22,19 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
-mode=ws ops=2000 actors=1 host_bin=build/dev/examples/host/rivetkit-host perf="" record=""
+mode=ws ops=2000 actors=1 callers=16 perf="" record=""
+host_bin=build/dev/examples/host/rivetkit-host
 while (($#)); do
     case $1 in
         --mode) mode=$2; shift ;;
         --ops) ops=$2; shift ;;
         --actors) actors=$2; shift ;;
+        --callers) callers=$2; shift ;;
         --host) host_bin=$2; shift ;;
         --perf) perf=1 ;;
         --record) perf=1 record=1 ;;
-        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--host BIN]" \
-                "[--perf | --record]" >&2; exit 2 ;;
+        *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--callers C]" \
+                "[--host BIN] [--perf | --record]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -52,7 +54,8 @@ if [[ -n $perf ]]; then
     host_pid=$!
     host_wait_ready instructions "$tmp/host.log" "endpoint:" 60 || exit 1
     node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" \
-        --mode "$mode" --ops "$ops" --actors "$actors" --perf ${record:+--record "$tmp/perf.data"} \
+        --mode "$mode" --ops "$ops" --actors "$actors" --callers "$callers" \
+        --perf ${record:+--record "$tmp/perf.data"} \
         >"$tmp/driver.out" 2>"$tmp/driver.log" || {
         echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }
     cat "$tmp/driver.out"
@@ -65,7 +68,7 @@ RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn \
 host_pid=$!
 host_wait_ready instructions "$tmp/host.log" "endpoint:" 180 || exit 1  # slow under callgrind
 node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" --mode "$mode" \
-    --ops "$ops" --actors "$actors" >"$tmp/driver.out" 2>"$tmp/driver.log" || {
+    --ops "$ops" --actors "$actors" --callers "$callers" >"$tmp/driver.out" 2>"$tmp/driver.log" || {
     echo "instructions: driver failed:" >&2; tail -20 "$tmp/driver.log" >&2; exit 1; }
 callgrind_control -d "$host_pid" >/dev/null
 kill -TERM "$host_pid" 2>/dev/null || true
