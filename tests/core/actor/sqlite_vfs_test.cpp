@@ -780,7 +780,7 @@ TEST(SqliteDatabase, PastTheLimitTheLeastRecentlyUsedConnectionClosesAndReopensO
 // The statement cache (database.cpp): a statement's text is compiled at its first use and again at
 // its second, which keeps it; the kept statement serves every later call with that text, each with
 // its own parameters.
-TEST(SqliteStatements, ARepeatedStatementIsPreparedOnceAndBindsEachCallsParameters) {
+TEST(SqliteStatements, ARepeatedStatementIsKeptAndBindsEachCallsParameters) {
     auto conn = open("statements-repeated", std::make_shared<MemoryPageStore>());
     ASSERT_TRUE(conn);
     Session s(*conn);
