@@ -5,7 +5,7 @@
 # two builds of the host (bench/README.md); every thread of the host counts.
 #
 #   bash bench/peer/instructions.sh [--mode ws|http] [--ops N] [--actors K] [--callers C]
-#                                   [--host BIN] [--perf | --record]
+#                                   [--host BIN | --ts] [--perf | --record] [--engine]
 #
 # Prints "<mode> <ops> ops, <instructions> instructions, <per action> per action, <allocations>
 # allocations per action" (heap allocations: calls to malloc, calloc, realloc). Keeps the
@@ -17,12 +17,16 @@
 #
 # --record: the host runs natively and `perf record -g` samples it (kernel included) over the same
 # load; perf.data stays in the printed folder for `perf report -i`.
+#
+# --engine (with --perf or --record): the engine is the process counted or sampled, not the host.
+# --ts (with --perf or --record): the host is upstream's TypeScript host
+# (tests/interop/js/ts_host.mjs), for the engine's cost beside each host.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../../scripts/env.sh"
 source "$here/../../scripts/engine.sh"
 cd "$RIVETKIT_ROOT"
-mode=ws ops=2000 actors=1 callers=16 perf="" record=""
+mode=ws ops=2000 actors=1 callers=16 perf="" record="" on_engine="" ts=""
 host_bin=build/dev/examples/host/rivetkit-host
 while (($#)); do
     case $1 in
@@ -33,11 +37,17 @@ while (($#)); do
         --host) host_bin=$2; shift ;;
         --perf) perf=1 ;;
         --record) perf=1 record=1 ;;
+        --engine) on_engine=1 ;;
+        --ts) ts=1 ;;
         *) echo "usage: instructions.sh [--mode ws|http] [--ops N] [--actors K] [--callers C]" \
-                "[--host BIN] [--perf | --record]" >&2; exit 2 ;;
+                "[--host BIN | --ts] [--perf | --record] [--engine]" >&2; exit 2 ;;
     esac
     shift
 done
+if [[ -z $perf && -n $on_engine$ts ]]; then
+    echo "instructions: --engine and --ts go with --perf or --record" >&2
+    exit 2
+fi
 if [[ -n $perf ]]; then
     command -v perf >/dev/null || { echo "instructions: perf is not installed" >&2; exit 1; }
 else
@@ -50,10 +60,14 @@ engine_cleanup_on_exit instructions keep  # the callgrind output stays for callg
 
 engine_start "$tmp"
 if [[ -n $perf ]]; then
-    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "$host_bin" >"$tmp/host.log" 2>&1 &
+    ready="endpoint:" host_cmd=("$host_bin")
+    [[ -z $ts ]] || ready='^ready$' host_cmd=(node tests/interop/js/ts_host.mjs)
+    RIVET_ENDPOINT="$engine_endpoint" RIVET_LOG_LEVEL=warn "${host_cmd[@]}" >"$tmp/host.log" 2>&1 &
     host_pid=$!
-    host_wait_ready instructions "$tmp/host.log" "endpoint:" 60 || exit 1
-    node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$host_pid" \
+    host_wait_ready instructions "$tmp/host.log" "$ready" 60 || exit 1
+    counted=$host_pid
+    [[ -z $on_engine ]] || counted=$engine_pid
+    node "$here/instructions.mjs" --endpoint "$engine_endpoint" --host-pid "$counted" \
         --mode "$mode" --ops "$ops" --actors "$actors" --callers "$callers" \
         --perf ${record:+--record "$tmp/perf.data"} \
         >"$tmp/driver.out" 2>"$tmp/driver.log" || {
