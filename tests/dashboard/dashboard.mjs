@@ -194,5 +194,12 @@ try {
     await conn?.dispose().catch(() => {});
     await browser.close();
 }
+// A run with a failed step keeps its screenshots apart (the next run overwrites the others).
+if (failures.length > 0 || Object.values(steps).includes(false)) {
+    const kept = path.join(artifacts, `failed-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    fs.mkdirSync(kept, { recursive: true });
+    for (const f of fs.readdirSync(artifacts).filter((f) => f.endsWith(".png")))
+        fs.copyFileSync(path.join(artifacts, f), path.join(kept, f));
+}
 console.log(JSON.stringify({ ok: failures.length === 0, steps, failures }));
 process.exit(0);

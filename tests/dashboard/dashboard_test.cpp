@@ -1,7 +1,8 @@
 // The engine's dashboard inspects actors of a C++ host: the pinned engine on loopback with a fresh
 // data directory, rivetkit::Registry serving the example actors (the inspector UI linked in), and
 // tests/dashboard/dashboard.mjs driving headless Chromium through /ui/. The script reports what it
-// saw; the assertions are here. Screenshots of every step: <build>/artifacts/dashboard/*.png.
+// saw; the assertions are here. Screenshots of every step: <build>/artifacts/dashboard/*.png (a run
+// with a failed step also keeps them in artifacts/dashboard/failed-<time>/).
 
 #include <gtest/gtest.h>
 
