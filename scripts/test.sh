@@ -32,10 +32,15 @@ build() {  # build <dir> <extra cmake args...>
 # The code under test is built at -O2; the tests themselves at -Og (RIVETKIT_TEST_OPTIMIZATION).
 # The unit tests (virtual time, no engine) run once, in the sanitizer pass: this build leaves them
 # out (RIVETKIT_UNIT_TESTS=OFF) and runs the real-engine tests, whose behaviour depends on speed.
+# The sanitizer build uses clang 14 (installed for the fuzzers anyway): it compiles this tree at
+# -O0 in ~60 % of GCC 12's CPU time (7 min against ~12 on two cores, cold cache), and its ASan
+# reports what GCC's missed (a test's stack object read by a client thread after its scope).
+# GCC still builds, with warnings as errors, the release tree that the engine tests run and that
+# ships.
 mkdir -p build/logs
 background "asan+ubsan build" build/logs/asan-build.log \
-    build build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1" \
-    -DRIVETKIT_SANITIZE=ON -DRIVETKIT_BENCH=OFF
+    build build/asan-clang -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DRIVETKIT_SANITIZE=ON -DRIVETKIT_BENCH=OFF
 phase "release build" build build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DRIVETKIT_BENCH=OFF \
     -DRIVETKIT_TEST_OPTIMIZATION=-Og -DRIVETKIT_UNIT_TESTS=OFF
@@ -62,7 +67,7 @@ export RIVETKIT_ENVOY_SIM_SEEDS=500
 # The whole-host simulation (registries, envoys, SQLite on lockstep workers): 40 seeds here
 # (~55 s under the sanitizers; 1,000 take ~70 s in a plain build).
 export RIVETKIT_STACK_SIM_SEEDS=40
-phase "asan+ubsan tests" ctest --test-dir build/asan --output-on-failure -j "$tests_jobs" \
+phase "asan+ubsan tests" ctest --test-dir build/asan-clang --output-on-failure -j "$tests_jobs" \
     -E '^Encodings/(Examples|Interop|InteropFanout|QueueInterop)\.[^ ]*/(json|cbor)( |$)'
 
 unset ASAN_OPTIONS UBSAN_OPTIONS RIVETKIT_INTEROP_FANOUT_EVENTS RIVETKIT_ENVOY_SIM_SEEDS \

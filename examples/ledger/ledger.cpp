@@ -11,10 +11,10 @@ namespace rivetkit::examples {
 namespace {
 
 using Task = boost::asio::awaitable<Json>;
-using Action = ActionContext<LedgerState, LedgerVars>;
+using LedgerAction = ActionContext<LedgerState, LedgerVars>;
 
 // The database with its table; a failure is the action's structured error.
-boost::asio::awaitable<std::shared_ptr<Database>> ledger_db(Action& c) {
+boost::asio::awaitable<std::shared_ptr<Database>> ledger_db(LedgerAction& c) {
     std::shared_ptr<Database> db = co_await c.db();
     std::string create =
         "CREATE TABLE IF NOT EXISTS entries ("
@@ -32,7 +32,7 @@ Actor<LedgerState, LedgerVars> ledger_actor() {
     return Actor<LedgerState, LedgerVars>()
         .options(options)
         .action("add",
-                [](Action& c, std::string text) -> Task {
+                [](LedgerAction& c, std::string text) -> Task {
                     auto db = co_await ledger_db(c);
                     std::string insert = "INSERT INTO entries (text) VALUES (?)";
                     std::vector<SqlValue> params{SqlValue(std::move(text))};
@@ -40,21 +40,21 @@ Actor<LedgerState, LedgerVars> ledger_actor() {
                     co_return Json(inserted.value().last_insert_rowid);
                 })
         .action("list",
-                [](Action& c) -> Task {
+                [](LedgerAction& c) -> Task {
                     auto db = co_await ledger_db(c);
                     std::string select = "SELECT id, text FROM entries ORDER BY id";
                     auto rows = co_await db->query(select);
                     co_return sql_rows_to_json(rows.value());
                 })
         .action("count",
-                [](Action& c) -> Task {
+                [](LedgerAction& c) -> Task {
                     auto db = co_await ledger_db(c);
                     std::string select = "SELECT count(*) AS n FROM entries";
                     auto rows = co_await db->query(select);
                     co_return sql_rows_to_json(rows.value()).at(0).at("n");
                 })
         .action("integrityCheck",
-                [](Action& c) -> Task {
+                [](LedgerAction& c) -> Task {
                     auto db = co_await ledger_db(c);
                     std::string check = "PRAGMA integrity_check";
                     auto rows = co_await db->query(check);
@@ -64,7 +64,7 @@ Actor<LedgerState, LedgerVars> ledger_actor() {
                     co_return sql_value_to_json(result.rows[0][0]);
                 })
         .action("holdTransaction",
-                [](Action& c, std::int64_t rows, std::int64_t pad_bytes,
+                [](LedgerAction& c, std::int64_t rows, std::int64_t pad_bytes,
                    std::int64_t ms) -> Task {
                     if (rows < 0 || pad_bytes < 0 || ms < 0)
                         throw UserError("invalid_argument", "rows, padBytes and ms must be >= 0");
@@ -92,7 +92,7 @@ Actor<LedgerState, LedgerVars> ledger_actor() {
                     ended.value();
                     co_return Json(waited ? rows : 0);
                 })
-        .action("holding", [](Action& c) { return c.vars().holding; });
+        .action("holding", [](LedgerAction& c) { return c.vars().holding; });
 }
 
 }  // namespace rivetkit::examples

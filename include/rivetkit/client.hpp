@@ -210,6 +210,10 @@ class Connection {
     bool wait_open(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
     // Closes (1000 "Disposed"), stops reconnecting and fails whatever is pending. Idempotent.
+    // No handler of this connection (on, on_open, on_close, on_error) starts after it returns,
+    // so what they capture may go then; with the client's own thread, one already running is
+    // waited for (called from a handler: none runs after that one). On a caller's executor
+    // (Client(config, executor)) it does not wait: run it there. The destructor disposes.
     void dispose();
 
     template <typename T>

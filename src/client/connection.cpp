@@ -11,8 +11,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <random>
 
@@ -126,6 +128,9 @@ struct ConnectionState : std::enable_shared_from_this<ConnectionState> {
     std::minstd_rand rng{std::random_device{}()};
 
     // Shared with user threads.
+    // Set by dispose() (and the client's destruction) before anything else: no handler of this
+    // connection starts after it, on whichever thread dispose() was called.
+    std::atomic<bool> handlers_off{false};
     mutable std::mutex mutex;
     mutable std::condition_variable cv;
     bool open_flag = false;
@@ -187,6 +192,8 @@ void send_frame(const std::shared_ptr<ConnectionState>& st, Bytes frame) {
 void report_error(ConnectionState& st, const Error& error) {
     auto handlers = st.error_handlers;
     for (auto& h : handlers) {
+        if (st.handlers_off.load())
+            return;
         try {
             h(error);
         } catch (const std::exception& e) {
@@ -229,6 +236,8 @@ void on_init(const std::shared_ptr<ConnectionState>& st, const wire::InitFrame& 
     }
     auto handlers = st->open_handlers;
     for (auto& h : handlers) {
+        if (st->handlers_off.load())
+            return;
         try {
             h(init.actor_id, init.connection_id);
         } catch (const std::exception& e) {
@@ -244,6 +253,8 @@ void on_event(ConnectionState& st, const wire::EventFrame& event) {
             handlers.push_back(l.second);
     }
     for (auto& h : handlers) {
+        if (st.handlers_off.load())
+            return;
         try {
             h(event.args);
         } catch (const std::exception& e) {
@@ -432,6 +443,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ConnectionState> st) {
         if (was_open) {
             auto handlers = st->close_handlers;
             for (auto& h : handlers) {
+                if (st->handlers_off.load())
+                    break;
                 try {
                     h(*lost);
                 } catch (const std::exception& e) {
@@ -491,6 +504,8 @@ asio::awaitable<Result<Json>> connection_action(std::shared_ptr<ConnectionState>
 }  // namespace
 
 void dispose_connection(ConnectionState& state, bool immediate) {
+    if (immediate)
+        state.handlers_off = true;  // the client is going: none of the handlers runs any more
     asio::post(state.executor, [st = state.shared_from_this(), immediate] {
         if (st->disposed && !immediate)
             return;
@@ -712,8 +727,21 @@ bool Connection::wait_open(std::chrono::milliseconds timeout) const {
 }
 
 void Connection::dispose() {
-    if (!state_->client->closed.load())
-        detail::dispose_connection(*state_, /*immediate=*/false);
+    state_->handlers_off = true;
+    detail::ClientState& client = *state_->client;
+    if (client.closed.load())
+        return;
+    detail::dispose_connection(*state_, /*immediate=*/false);
+    // On the client's own thread, a handler may be running right now: wait for it, so that what
+    // the handlers capture may go once dispose() returns. (Called from a handler, the flag is
+    // enough; on a caller's executor, which may be this thread's between runs, waiting could
+    // deadlock: there only the flag holds, a handler already running elsewhere may finish.)
+    if (client.own_io && !client.on_executor_thread()) {
+        auto drained = std::make_shared<std::promise<void>>();
+        auto done = drained->get_future();
+        asio::post(client.executor, [drained] { drained->set_value(); });
+        done.wait();
+    }
 }
 
 std::shared_ptr<Connection> ActorHandle::connect(Json params) const {

@@ -183,12 +183,16 @@ class WebSocketTransport final : public Transport {
             }
             if (std::exchange(control_buffered_, false)) {
                 run_held();
-                co_await flush();  // pongs: awaited here, so no write outlives the transport
+                // Pongs: awaited here, so no write outlives the transport. A failed write shows
+                // as a failed read next.
+                (void)co_await flush();
             }
             if (out) {
                 if (out->kind == TransportRead::Kind::closed) {
                     run_held();
-                    co_await flush();  // the close reply leaves before the caller drops the socket
+                    // The close reply leaves before the caller drops the socket (which is
+                    // closing either way).
+                    (void)co_await flush();
                 }
                 co_return std::move(*out);
             }

@@ -333,8 +333,8 @@ TEST_F(ClientOnCppHost, ConnectionEventsArriveBeforeTheReplyAndStopAfterOff) {
         SCOPED_TRACE(suffix(enc));
         Client client(config_for(engine(), enc));
         auto counter = client.get_or_create("counter", {"events-" + suffix(enc)});
+        Recorder rec;  // before the connection: it outlives the connection's handlers
         auto conn = counter.connect();
-        Recorder rec;
         std::uint64_t listener =
             conn->on("newCount", [&rec](const json& args) { rec.push("event:" + args.dump()); });
         ASSERT_TRUE(conn->wait_open());
@@ -575,8 +575,8 @@ TEST(ClientReconnect, ConnectionSurvivesAnEngineRestart) {
     config.reconnect_max = std::chrono::milliseconds(2000);
     Client client(config);
     auto counter = client.get_or_create("counter", {"restart"});
+    Recorder rec;  // before the connection: it outlives the connection's handlers
     auto conn = counter.connect();
-    Recorder rec;
     rec.attach(*conn, "newCount");
     ASSERT_TRUE(rec.wait([&] { return rec.opens >= 1; }));
     auto before = conn->call<std::int64_t>("increment", 1);
@@ -636,8 +636,8 @@ TEST(ClientOnTsHost, ActionsEventsAndErrors) {
         ASSERT_TRUE(failed.error().metadata().has_value());
         EXPECT_EQ(json::parse(*failed.error().metadata()), json({{"reason", "test"}}));
 
+        Recorder rec;  // before the connection: it outlives the connection's handlers
         auto conn = counter.connect();
-        Recorder rec;
         conn->on("newCount", [&rec](const json& args) { rec.push("event:" + args.dump()); });
         auto r = conn->call<std::int64_t>("increment", 4);
         ASSERT_TRUE(r.ok()) << r.error().to_string();

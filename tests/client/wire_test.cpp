@@ -284,6 +284,57 @@ TEST(ClientConnection, MalformedFrameClosesTheSocketAndReconnects) {
     conn->dispose();
 }
 
+// What a connection's handlers capture may go once dispose() returns: none of them runs after it,
+// though events keep arriving and the socket's close completes later (it used to be reported to
+// on_close after dispose(), on the client's thread, into whatever the handler captured).
+TEST(ClientConnection, NoHandlerRunsAfterDisposeReturns) {
+    testing::FakeGateway gateway([](testing::FakeSocket& socket, int) {
+        socket.send(reg::encode_init(reg::Encoding::Bare, "actor1", "conn0"), true);
+        if (!socket.recv())  // the subscription
+            return;
+        for (int i = 0; i < 200; ++i)
+            socket.send(reg::encode_event(reg::Encoding::Bare, "tick", host_cbor(json::array({i}))),
+                        true);
+        while (socket.recv()) {
+        }
+    });
+    std::mutex mu;
+    std::condition_variable cv;
+    int ticks = 0;
+    bool disposed = false;
+    int after_dispose = 0;  // handler calls that began once dispose() had returned
+    auto seen = [&] {
+        std::lock_guard lock(mu);
+        after_dispose += disposed ? 1 : 0;
+        cv.notify_all();
+    };
+    {
+        ClientConfig config;
+        config.endpoint = gateway.endpoint();
+        Client client(config);
+        auto conn = client.get_for_id("counter", "actor1").connect();
+        conn->on("tick", [&](const json&) {
+            {
+                std::lock_guard lock(mu);
+                ++ticks;
+            }
+            seen();
+        });
+        conn->on_close([&](const Error&) { seen(); });
+        conn->on_error([&](const Error&) { seen(); });
+        {
+            std::unique_lock lock(mu);
+            ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return ticks > 0; }));
+        }
+        conn->dispose();
+        {
+            std::lock_guard lock(mu);
+            disposed = true;
+        }
+    }  // the client's thread has ended: whatever the connection had left to do is done
+    EXPECT_EQ(after_dispose, 0);
+}
+
 TEST(ClientConnection, BlockingCallOnTheExecutorThreadIsRefused) {
     boost::asio::io_context io;
     ClientConfig config;

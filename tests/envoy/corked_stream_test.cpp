@@ -212,7 +212,7 @@ TEST(CorkedStream, AWriterBehindAWriteInFlightWaitsForItThenGoesInTheNextWrite) 
     Wire wire;
     wire.immediate = false;
     CorkedStream<RecordingStream> stream(io, wire);
-    Outcome pong, frame, f;
+    Outcome pong, f;
     write(stream, "pong", pong);  // in flight, held
     poll(io);
     ASSERT_EQ(wire.writes.size(), 1u);

@@ -752,7 +752,7 @@ TEST(EngineIntegration, EnvoyKvBackendRoundTripsAndSplitsBatches) {
     Status put_big = put_all(big);
     ASSERT_TRUE(put_big.ok()) << put_big.error().to_string();
     // Exactly at the limits: the engine agrees with the local checks.
-    constexpr std::size_t kLongestKey =
+    static constexpr std::size_t kLongestKey =
         rivetkit::envoy::kKvMaxKeySize - rivetkit::envoy::kKvKeyEncodingOverhead;
     Status at_limit =
         put_all({{Bytes(kLongestKey, 'k'), Bytes(rivetkit::envoy::kKvMaxValueSize, 'v')}});
@@ -860,7 +860,7 @@ TEST(EngineIntegration, EnvoyKvBackendRoundTripsAndSplitsBatches) {
     Status key_too_large =
         put_all({{to_bytes("fine"), to_bytes("v")}, {Bytes(kLongestKey + 1, 'k'), to_bytes("v")}});
     EXPECT_TRUE(!key_too_large.ok() && key_too_large.error().is("kv", "key_too_large"));
-    auto oversize_reads = *envoy.run([kv, kLongestKey]() -> asio::awaitable<std::vector<Status>> {
+    auto oversize_reads = *envoy.run([kv]() -> asio::awaitable<std::vector<Status>> {
         const Bytes huge(kLongestKey + 1, 'k');
         std::vector<Status> out;
         auto get_op = kv.get(huge);

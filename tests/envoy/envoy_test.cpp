@@ -585,7 +585,9 @@ TEST(EnvoyTunnel, StreamedBodiesReturnCreditAndRespectTheResponseWindow) {
     Env e;
     e.config.response_window_bytes = 128 * 1024;
     e.rt.block_on([](Env& env) -> asio::awaitable<void> {
-        auto [handle, conn] = co_await connect(env);
+        auto connected = co_await connect(env);  // not a binding: next_chunk below captures conn
+        auto& handle = connected.first;
+        auto& conn = connected.second;
         co_await start_actor(env, *conn, 1);
         proto::ToEnvoyRequestStart start{kActor, 1u,           "POST", "/big/300000",
                                          {},     std::nullopt, true,   true};

@@ -212,9 +212,10 @@ Status EngineHarness::spawn() {
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__MODE=on");
         env.emplace_back("RIVET__FEATURES__GUARD_GATEWAY_V3__PERCENTAGE=100");
     }
-    for (const auto& [k, v] : options_.extra_env) {
-        std::erase_if(env, [&k](const std::string& e) { return e.starts_with(k + "="); });
-        env.push_back(k + "=" + v);
+    for (const auto& [name, value] : options_.extra_env) {
+        const std::string prefix = name + "=";
+        std::erase_if(env, [&prefix](const std::string& e) { return e.starts_with(prefix); });
+        env.push_back(prefix + value);
     }
     // RIVETKIT_ENGINE_LOG=<filter> passes a RUST_LOG filter through for debugging.
     if (const char* filter = std::getenv("RIVETKIT_ENGINE_LOG"))

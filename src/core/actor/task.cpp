@@ -405,14 +405,14 @@ boost::asio::awaitable<std::optional<LiveExit>> ActorTask::serve_lifecycle(
             }
             if (grace && grace_ && grace_->reason != command.reason) {
                 // Upstream debug-asserts here: a conflicting Stop during grace is an engine bug.
-                assert(!"conflicting Stop during grace");
+                assert(false && "conflicting Stop during grace");
                 log::warn("conflicting Stop during grace, ignoring",
                           {{"actor_id", ctx.actor_id()},
                            {"reason", shutdown_kind_label(command.reason)},
                            {"current_reason", shutdown_kind_label(grace_->reason)}});
             } else if (lifecycle == LifecycleState::SleepFinalize ||
                        lifecycle == LifecycleState::Destroying) {
-                assert(!"duplicate Stop after shutdown started");
+                assert(false && "duplicate Stop after shutdown started");
                 log::warn("duplicate Stop after shutdown started, ignoring",
                           {{"actor_id", ctx.actor_id()},
                            {"reason", shutdown_kind_label(command.reason)}});

@@ -226,11 +226,16 @@ TEST(ActorTask, action_dispatch_blocks_idle_sleep_until_reply) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-action-keep-awake", "task-action-keep-awake",
                            std::make_shared<InMemoryKv>());
-    auto [started_tx, started_rx] = rt::oneshot<bool>();
-    auto [release_tx, release_rx] = rt::oneshot<bool>();
-    auto started = std::make_shared<std::optional<rt::OneshotSender<bool>>>(std::move(started_tx));
-    auto release =
-        std::make_shared<std::optional<rt::OneshotReceiver<bool>>>(std::move(release_rx));
+    // Named members, not structured bindings: the coroutine below uses the receiver and the
+    // sender, and clang 14 (the sanitizer build) cannot capture a binding.
+    auto started_channel = rt::oneshot<bool>();
+    auto& started_rx = started_channel.second;
+    auto release_channel = rt::oneshot<bool>();
+    auto& release_tx = release_channel.first;
+    auto started = std::make_shared<std::optional<rt::OneshotSender<bool>>>(
+        std::move(started_channel.first));
+    auto release = std::make_shared<std::optional<rt::OneshotReceiver<bool>>>(
+        std::move(release_channel.second));
     auto factory = make_factory({}, [started, release](ActorStart start) -> Task<Status> {
         ActorEvents events = std::move(start.events);
         while (auto ev = co_await events.recv()) {
@@ -275,8 +280,10 @@ TEST(ActorTask, action_dispatch_blocks_idle_sleep_until_reply) {
 TEST(ActorTask, workflow_requests_dispatch_through_actor_events) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-workflow", "task-workflow", std::make_shared<InMemoryKv>());
-    auto [info_tx, info_rx] = rt::oneshot<bool>();
-    auto info = std::make_shared<std::optional<rt::OneshotSender<bool>>>(std::move(info_tx));
+    auto info_channel = rt::oneshot<bool>();  // not a binding: the coroutine below captures it
+    auto& info_rx = info_channel.second;
+    auto info =
+        std::make_shared<std::optional<rt::OneshotSender<bool>>>(std::move(info_channel.first));
     auto requests = std::make_shared<std::vector<std::optional<std::string>>>();
     auto factory = make_factory({}, [info, requests](ActorStart start) -> Task<Status> {
         ActorEvents events = std::move(start.events);

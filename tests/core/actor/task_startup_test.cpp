@@ -409,8 +409,9 @@ TEST(ActorTask, fire_due_alarms_dispatches_overdue_work_during_sleep_grace) {
     rt::TestRuntime rt;
     auto ctx = new_with_kv(rt, "actor-sleep-grace-alarm", "task-sleep-grace-alarm",
                            std::make_shared<InMemoryKv>());
-    auto [events_tx, events_rx] = rt::unbounded_channel<ActorEvent>();
-    ctx.configure_actor_events(std::move(events_tx));
+    auto events = rt::unbounded_channel<ActorEvent>();  // not a binding: the coroutine captures it
+    auto& events_rx = events.second;
+    ctx.configure_actor_events(std::move(events.first));
     PersistedActor persisted;
     persisted.scheduled_events.push_back({"evt-overdue", 0, "tick", Bytes{1, 2, 3}});
     ctx.load_persisted_actor(std::move(persisted));
