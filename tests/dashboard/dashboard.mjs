@@ -95,13 +95,22 @@ try {
                 name,
             )
             .then(() => true, () => false);
-    async function tab(name) {
+    // Clicks the tab until it is the selected one: a click that lands while the actor's view is
+    // still rendering can be lost (a failed CI run's screenshot showed State still selected after
+    // the Schedules click).
+    async function tab(name, ms = 20_000) {
         await tabsRendered(name);
-        for (const h of await page.$$('[role="tab"]')) {
-            if ((await h.evaluate((e) => e.textContent.trim())) === name) {
+        const deadline = Date.now() + ms;
+        while (Date.now() < deadline) {
+            for (const h of await page.$$('[role="tab"]')) {
+                const [text, selected] = await h.evaluate((e) =>
+                    [e.textContent.trim(), e.getAttribute("aria-selected")]);
+                if (text !== name) continue;
+                if (selected === "true") return true;
                 await h.click();
-                return true;
+                break;
             }
+            await sleep(300);
         }
         return false;
     }
