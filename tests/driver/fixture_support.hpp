@@ -59,6 +59,10 @@ inline Json pick(const Json& state, std::initializer_list<const char*> fields) {
     return out;
 }
 
+// sleep.ts's RAW_WS_HANDLER_SLEEP_TIMEOUT / RAW_WS_HANDLER_DELAY (sleep-db.ts uses them too).
+inline constexpr auto kRawWsHandlerSleepTimeout = 100ms;
+inline constexpr auto kRawWsHandlerDelay = 250ms;
+
 // Options with only upstream's sleepTimeout set.
 inline ActorOptions sleep_options(std::chrono::milliseconds timeout) {
     ActorOptions options;

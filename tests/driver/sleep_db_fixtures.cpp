@@ -44,9 +44,6 @@ constexpr auto kKeepAwakeGracePeriod = 2000ms;
 constexpr auto kKeepAwakeSingleWork = 300ms;
 constexpr auto kKeepAwakeNestedFirst = 100ms;
 constexpr auto kKeepAwakeNestedSecond = 350ms;
-// sleep.ts's RAW_WS_HANDLER_SLEEP_TIMEOUT / RAW_WS_HANDLER_DELAY.
-constexpr auto kRawWsHandlerSleepTimeout = 100ms;
-constexpr auto kSleepDbRawWsHandlerDelay = 250ms;
 constexpr std::int64_t kExceedsGraceHandlerDelayMs = 2000;
 constexpr auto kExceedsGracePeriod = 200ms;
 constexpr auto kExceedsGraceSleepTimeout = 100ms;
@@ -512,7 +509,7 @@ JsonActor sleep_with_raw_ws() {
 Void close_db_work(Ctx c) {
     bump(c.state(), "closeStarted");
     co_await log_event(c, "close-start");
-    co_await plain_delay(c, kSleepDbRawWsHandlerDelay);
+    co_await plain_delay(c, kRawWsHandlerDelay);
     co_await log_event(c, "close-finish");
     bump(c.state(), "closeFinished");
 }

@@ -13,8 +13,6 @@ namespace rivetkit::driver {
 namespace {
 
 constexpr auto kSleepTimeout = 1000ms;
-constexpr auto kRawWsSleepTimeout = 100ms;
-constexpr auto kRawWsHandlerDelay = 250ms;
 
 // state {startCount, sleepCount} counted by on_wake / on_sleep.
 JsonActor counted(Json state) {
@@ -47,7 +45,7 @@ JsonActor async_raw_ws_actor(bool on_close) {
                         {"messageFinished", 0},
                         {"closeStarted", 0},
                         {"closeFinished", 0}})
-        .options(sleep_options(kRawWsSleepTimeout))
+        .options(sleep_options(kRawWsHandlerSleepTimeout))
         .on_websocket([on_close](Ctx& c, WebSocket& ws) -> Void {
             WebSocket socket = ws;
             socket.send_text(Json{{"type", "connected"}}.dump());
